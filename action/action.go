@@ -1,0 +1,230 @@
+// Package action defines droidgo's action space once: the tools the model may
+// call, their parameters and types. The same definitions feed the prompt, the
+// parser's argument coercion, validation and execution.
+package action
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Type is the JSON-schema type of a parameter.
+type Type string
+
+// Parameter types used by the action space.
+const (
+	Integer Type = "integer"
+	Number  Type = "number"
+	String  Type = "string"
+)
+
+// Param is one argument of a tool.
+type Param struct {
+	Name        string
+	Type        Type
+	Description string
+	Required    bool
+	Enum        []string // allowed values of a string parameter, if limited
+	Min, Max    *float64 // inclusive bounds of a numeric parameter, if any
+}
+
+// Tool is one action the model may call.
+type Tool struct {
+	Name        string
+	Description string
+	Params      []Param
+}
+
+// Call is a tool call with its arguments, as parsed from model output.
+// Argument values are int64, float64 or string once coerced by the schema;
+// before coercion they may be any JSON value.
+type Call struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// Tool names of the action space.
+const (
+	Tap          = "tap"
+	LongPress    = "long_press"
+	TypeText     = "type_text"
+	Swipe        = "swipe"
+	PressKey     = "press_key"
+	OpenApp      = "open_app"
+	Wait         = "wait"
+	TaskComplete = "task_complete"
+)
+
+// Keys are the key names press_key accepts, mapped to Android key codes.
+var Keys = map[string]int{
+	"back":        4,
+	"home":        3,
+	"enter":       66,
+	"recent_apps": 187,
+	"delete":      67,
+	"tab":         61,
+	"search":      84,
+	"menu":        82,
+	"volume_up":   24,
+	"volume_down": 25,
+	"power":       26,
+	"escape":      111,
+	"space":       62,
+	"dpad_up":     19,
+	"dpad_down":   20,
+	"dpad_left":   21,
+	"dpad_right":  22,
+}
+
+// KeyNames returns the accepted key names, sorted.
+func KeyNames() []string {
+	names := make([]string, 0, len(Keys))
+	for k := range Keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Directions are the swipe directions. A swipe "up" moves the finger up,
+// which scrolls a list down to reveal what is below.
+var Directions = []string{"up", "down", "left", "right"}
+
+func f(v float64) *float64 { return &v }
+
+// Tools is droidgo's action space, in the order the prompt lists it.
+var Tools = []Tool{
+	{Name: Tap, Description: "Tap the element with the given index on the current screen.",
+		Params: []Param{{Name: "index", Type: Integer, Description: "index of the element in the element list", Required: true, Min: f(0)}}},
+	{Name: LongPress, Description: "Long-press the element with the given index.",
+		Params: []Param{{Name: "index", Type: Integer, Description: "index of the element in the element list", Required: true, Min: f(0)}}},
+	{Name: TypeText, Description: "Type text into the focused field, or into the field with the given index (tapped first).",
+		Params: []Param{
+			{Name: "text", Type: String, Description: "the text to type", Required: true},
+			{Name: "index", Type: Integer, Description: "index of an editable field to type into", Min: f(0)},
+		}},
+	{Name: Swipe, Description: "Swipe on the screen, or inside the scrollable element with the given index. Swipe up to see what is below.",
+		Params: []Param{
+			{Name: "direction", Type: String, Description: "direction the finger moves", Required: true, Enum: Directions},
+			{Name: "index", Type: Integer, Description: "index of a scrollable element", Min: f(0)},
+		}},
+	{Name: PressKey, Description: "Press a key.",
+		Params: []Param{{Name: "key", Type: String, Description: "the key", Required: true, Enum: KeyNames()}}},
+	{Name: OpenApp, Description: "Open an app by its name or package.",
+		Params: []Param{{Name: "name", Type: String, Description: "app label (e.g. Settings) or package (e.g. com.android.settings)", Required: true}}},
+	{Name: Wait, Description: "Wait for the screen to change.",
+		Params: []Param{{Name: "seconds", Type: Number, Description: "seconds to wait", Required: true, Min: f(0), Max: f(30)}}},
+	{Name: TaskComplete, Description: "Declare the task finished, with a short summary of what was done.",
+		Params: []Param{{Name: "summary", Type: String, Description: "what was achieved", Required: true}}},
+}
+
+// Lookup returns the tool named name in tools.
+func Lookup(tools []Tool, name string) (Tool, bool) {
+	for _, t := range tools {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
+}
+
+// Names returns the names of tools, in order.
+func Names(tools []Tool) []string {
+	out := make([]string, len(tools))
+	for i, t := range tools {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// Param returns the parameter named name.
+func (t Tool) Param(name string) (Param, bool) {
+	for _, p := range t.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
+// FunctionSchema returns the tool as an OpenAI-style function object
+// ({"name","description","parameters"}), the shape chat templates serialise.
+// Keys are ordered as the official template expects when marshalled with
+// OrderedJSON.
+func (t Tool) FunctionSchema() map[string]any {
+	props := map[string]any{}
+	var required []string
+	for _, p := range t.Params {
+		s := map[string]any{"type": string(p.Type), "description": p.Description}
+		if len(p.Enum) > 0 {
+			s["enum"] = p.Enum
+		}
+		if p.Min != nil {
+			s["minimum"] = *p.Min
+		}
+		if p.Max != nil {
+			s["maximum"] = *p.Max
+		}
+		props[p.Name] = s
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	params := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		params["required"] = required
+	}
+	return map[string]any{"name": t.Name, "description": t.Description, "parameters": params}
+}
+
+// Signature renders the tool compactly for a prompt, e.g.
+// "swipe(direction: up|down|left|right, index?: integer)".
+func (t Tool) Signature() string {
+	var b strings.Builder
+	b.WriteString(t.Name)
+	b.WriteByte('(')
+	for i, p := range t.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.Name)
+		if !p.Required {
+			b.WriteByte('?')
+		}
+		b.WriteString(": ")
+		if len(p.Enum) > 0 {
+			b.WriteString(strings.Join(p.Enum, "|"))
+		} else {
+			b.WriteString(string(p.Type))
+		}
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// String renders the call as NAME(k=v, ...) with keys in schema order where
+// known, for logs and the timeline.
+func (c Call) String() string {
+	keys := make([]string, 0, len(c.Arguments))
+	for k := range c.Arguments {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(c.Name)
+	b.WriteByte('(')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		v := c.Arguments[k]
+		if s, ok := v.(string); ok {
+			fmt.Fprintf(&b, "%s=%q", k, s)
+		} else {
+			fmt.Fprintf(&b, "%s=%v", k, v)
+		}
+	}
+	b.WriteByte(')')
+	return b.String()
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// commandFactories holds the constructors of every subcommand. Each command
+// file registers its constructor in an init function, so command files do not
+// have to touch this one.
+var commandFactories []func(*globals) *cobra.Command
+
+func register(f func(*globals) *cobra.Command) { commandFactories = append(commandFactories, f) }
+
+// globals are the I/O streams and shared settings every command receives, so
+// that tests can run commands without a terminal or a process.
+type globals struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "droidgo",
+		Short: "Drive an Android phone with a small on-device language model",
+		Long: `droidgo lets a small language model (Spark-X2.5-1.7B, run in-process) operate an
+Android phone over ADB: each step it reads the screen, lets the model think and
+answer with a tool call, and carries the call out with adb input commands.
+
+A scripted simulator stands in for a phone and recordings stand in for the
+model, so everything can be tried without a device or model weights.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(g.stdin)
+	root.SetOut(g.stdout)
+	root.SetErr(g.stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+	for _, f := range commandFactories {
+		root.AddCommand(f(g))
+	}
+	return root
+}
+
+// execute runs droidgo with args and returns the process exit code.
+func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	g := &globals{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if !errors.As(err, &ee) && isUsage(err) {
+		err = usageErr(err)
+	}
+	printErr(stderr, err)
+	return codeFor(err)
+}
+
+// isUsage recognises cobra's own argument and command errors, which it does
+// not type.
+func isUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

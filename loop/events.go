@@ -1,0 +1,103 @@
+// Package loop runs the agent: observe the screen, ask the model, recover
+// its tool call, validate and act, check progress, and stop for a reason.
+// It reports everything it does as events.
+package loop
+
+import (
+	"time"
+
+	"github.com/droidgo/droidgo/action"
+)
+
+// EventType names an event.
+type EventType string
+
+// Event types, in the order they occur within a run.
+const (
+	EvRunStarted   EventType = "run_started"   // Task, MaxSteps, Device, Model
+	EvStepStarted  EventType = "step_started"  // Step, Screen
+	EvThinking     EventType = "thinking"      // Step, Text: a reasoning token (may be coalesced)
+	EvAnswer       EventType = "answer"        // Step, Text: an answer token (may be coalesced)
+	EvModelStats   EventType = "model_stats"   // Step, Stats
+	EvToolCall     EventType = "tool_call"     // Step, Call, Parse
+	EvApproval     EventType = "approval"      // Step, Call, Text: the call waits for the user (sensitive or step mode)
+	EvAction       EventType = "action"        // Step, Call, Detail, Error
+	EvScreenChange EventType = "screen_change" // Step, Changed
+	EvWarning      EventType = "warning"       // Step, Text
+	EvFinished     EventType = "finished"      // Result
+)
+
+// Droppable reports whether a consumer under load may coalesce or drop the
+// event. Every other event must be delivered.
+func (t EventType) Droppable() bool { return t == EvThinking || t == EvAnswer }
+
+// ScreenInfo is the part of a screen consumers show.
+type ScreenInfo struct {
+	Width       int           `json:"width"`
+	Height      int           `json:"height"`
+	App         string        `json:"app,omitempty"`
+	Prompt      string        `json:"prompt"`   // the element list as the model sees it
+	Elements    []ElementInfo `json:"elements"` // the same list, structured
+	Fingerprint string        `json:"fingerprint"`
+	// XML is the raw dump; only recordings carry it.
+	XML string `json:"xml,omitempty"`
+}
+
+// ElementInfo is one element of ScreenInfo.
+type ElementInfo struct {
+	Index  int    `json:"index"`
+	Label  string `json:"label"`
+	Kind   string `json:"kind,omitempty"`
+	Bounds [4]int `json:"bounds"`
+}
+
+// ParseInfo describes how a call was recovered from the model's text.
+type ParseInfo struct {
+	Format     string   `json:"format"`
+	Recoveries []string `json:"recoveries,omitempty"`
+	Errors     []string `json:"errors,omitempty"`
+	Raw        string   `json:"raw,omitempty"` // the raw model output of the turn
+}
+
+// StatsInfo is the model cost of one turn.
+type StatsInfo struct {
+	PromptTokens    int     `json:"prompt_tokens"`
+	CachedTokens    int     `json:"cached_tokens"`
+	GeneratedTokens int     `json:"generated_tokens"`
+	PrefillMS       float64 `json:"prefill_ms"`
+	DecodeMS        float64 `json:"decode_ms"`
+	TokensPerSecond float64 `json:"tokens_per_second"`
+}
+
+// Result is how a run ended.
+type Result struct {
+	Success bool    `json:"success"`
+	Reason  string  `json:"reason"`
+	Summary string  `json:"summary,omitempty"` // task_complete's summary
+	Steps   int     `json:"steps"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Event is everything the loop reports. One struct with a type keeps the
+// JSON lines, the recorder and replay trivially faithful.
+type Event struct {
+	Type EventType `json:"type"`
+	Time time.Time `json:"time"`
+	Step int       `json:"step,omitempty"`
+
+	Task     string `json:"task,omitempty"`
+	MaxSteps int    `json:"max_steps,omitempty"`
+	Device   string `json:"device,omitempty"`
+	Model    string `json:"model,omitempty"`
+
+	Screen  *ScreenInfo  `json:"screen,omitempty"`
+	Text    string       `json:"text,omitempty"`
+	Stats   *StatsInfo   `json:"stats,omitempty"`
+	Call    *action.Call `json:"call,omitempty"`
+	Parse   *ParseInfo   `json:"parse,omitempty"`
+	Detail  string       `json:"detail,omitempty"`  // e.g. "input tap 540 1210"
+	Element *int         `json:"element,omitempty"` // index of the element acted on
+	Error   string       `json:"error,omitempty"`
+	Changed *bool        `json:"changed,omitempty"`
+	Result  *Result      `json:"result,omitempty"`
+}

@@ -1,0 +1,113 @@
+// Package model defines the interface the agent loop uses to talk to a
+// language model, whatever runs it: the in-process Spark engine
+// (model/spark), an OpenAI-compatible server (model/openai) or a script
+// (model/script).
+package model
+
+import (
+	"context"
+	"time"
+
+	"github.com/droidgo/droidgo/action"
+)
+
+// Role of a chat message.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one chat message in the OpenAI chat shape.
+type Message struct {
+	Role      string        `json:"role"`
+	Content   string        `json:"content"`
+	Reasoning string        `json:"reasoning_content,omitempty"`
+	ToolCalls []action.Call `json:"tool_calls,omitempty"`
+}
+
+// Sampling controls token selection. The zero value means greedy decoding.
+type Sampling struct {
+	Temperature float64 `json:"temperature"`
+	TopP        float64 `json:"top_p"`
+	TopK        int     `json:"top_k"`
+	Seed        uint64  `json:"seed"`
+}
+
+// ChatRequest is one assistant turn to generate.
+type ChatRequest struct {
+	Messages []Message
+	Tools    []action.Tool
+	// Think enables the reasoning phase.
+	Think bool
+	// MaxTokens bounds the whole turn (reasoning and answer); 0 means the
+	// backend's default.
+	MaxTokens int
+	Sampling  Sampling
+	// Constraint, when set and supported, limits the answer after the
+	// reasoning to a valid call of Tools; ValidIndices lists the element
+	// indices an "index" argument may take.
+	Constrain    bool
+	ValidIndices []int
+}
+
+// Delta is one piece of streamed output. At most one of Reasoning and
+// Content is set in a delta from the built-in backends.
+type Delta struct {
+	Reasoning string
+	Content   string
+	// ToolCalls are calls the backend parsed itself (e.g. an HTTP server's
+	// tool parser). When empty, the loop parses Content.
+	ToolCalls []action.Call
+	// ReasoningClosed is set on the delta that ends the reasoning phase.
+	ReasoningClosed bool
+}
+
+// Stats describes the cost of one turn.
+type Stats struct {
+	PromptTokens    int           `json:"prompt_tokens"`
+	CachedTokens    int           `json:"cached_tokens"`
+	GeneratedTokens int           `json:"generated_tokens"`
+	Prefill         time.Duration `json:"prefill_ns"`
+	Decode          time.Duration `json:"decode_ns"`
+}
+
+// DecodeRate returns generated tokens per second, or 0 when unknown.
+func (s Stats) DecodeRate() float64 {
+	if s.Decode <= 0 || s.GeneratedTokens == 0 {
+		return 0
+	}
+	return float64(s.GeneratedTokens) / s.Decode.Seconds()
+}
+
+// Stream yields one assistant turn piece by piece.
+type Stream interface {
+	// Next returns the next delta, or io.EOF after the last one.
+	Next() (Delta, error)
+	// CloseReasoning asks the backend to end the reasoning phase now (a
+	// thinking budget ran out) and continue with the answer. Backends that
+	// cannot do it in-stream return ErrUnsupported; the loop then asks again
+	// with thinking off.
+	CloseReasoning() error
+	// Close stops generation and releases resources.
+	Close() error
+	// Stats reports the turn's cost so far.
+	Stats() Stats
+}
+
+// Backend generates assistant turns.
+type Backend interface {
+	// Name identifies the backend and model for display, e.g.
+	// "spark:Spark-X2.5-1.7B-Q4_K_M.gguf".
+	Name() string
+	// Chat streams one assistant turn for the conversation so far.
+	Chat(ctx context.Context, req ChatRequest) (Stream, error)
+}
+
+// ErrUnsupported is returned by optional operations a backend lacks.
+var ErrUnsupported = errUnsupported{}
+
+type errUnsupported struct{}
+
+func (errUnsupported) Error() string { return "not supported by this backend" }
