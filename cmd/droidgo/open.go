@@ -16,6 +16,9 @@ var (
 	// for display.
 	openADB func(ctx context.Context, serial string) (device.Device, string, error)
 
+	// openSim opens the simulator scenario with the given name.
+	openSim func(ctx context.Context, scenario string) (device.Device, error)
+
 	// modelOpeners open a model backend from a --model value. The key is the
 	// scheme before the first colon ("script"); "file" handles a plain path
 	// (a GGUF file or an HF directory).
