@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"charm.land/bubbles/v2/progress"
+	"github.com/spf13/cobra"
+
+	"github.com/droidgo/droidgo/model/hub"
+)
+
+func init() {
+	register(newPullCmd)
+	register(newModelsCmd)
+}
+
+func newPullCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "pull [REPO[:QUANT]]",
+		Short: "Download a Spark GGUF from the Hugging Face hub into the cache",
+		Long: `Download a Spark GGUF from the Hugging Face hub (default ` + hub.DefaultRepo + `,
+quantisation ` + hub.DefaultQuant + `) into droidgo's cache, resuming an interrupted
+download and verifying its sha256. HF_ENDPOINT and HF_TOKEN are respected;
+DROIDGO_CACHE or XDG_CACHE_HOME choose the cache. Prints the file's path.`,
+		Example: "  droidgo pull\n  droidgo pull XHToken/Spark-X2.5-1.7B-GGUF:Q8_0",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec := ""
+			if len(args) == 1 {
+				spec = args[0]
+			}
+			repo, quant, err := hub.ParseSpec(spec)
+			if err != nil {
+				return usageErr(err)
+			}
+			c := &hub.Client{}
+			if writerIsTerminal(g.stderr) {
+				c.Progress = progressPrinter(g, quant)
+			}
+			p, err := c.Pull(g.ctx, repo, quant)
+			if writerIsTerminal(g.stderr) {
+				fmt.Fprintln(g.stderr)
+			}
+			if err != nil {
+				return fmt.Errorf("pull %s:%s: %w", repo, quant, err)
+			}
+			fmt.Fprintln(g.stdout, p)
+			return nil
+		},
+	}
+}
+
+// progressPrinter draws a progress bar on stderr, at most ten times a second.
+func progressPrinter(g *globals, label string) func(done, total int64) {
+	bar := progress.New(progress.WithWidth(30))
+	var last time.Time
+	start := time.Now()
+	return func(done, total int64) {
+		if time.Since(last) < 100*time.Millisecond && done != total {
+			return
+		}
+		last = time.Now()
+		rate := float64(done) / max(time.Since(start).Seconds(), 0.001)
+		if total <= 0 {
+			fmt.Fprintf(g.stderr, "\r%s  %s  %s/s   ", label, human(done), human(int64(rate)))
+			return
+		}
+		fmt.Fprintf(g.stderr, "\r%s %s %s / %s  %s/s   ", label, bar.ViewAs(float64(done)/float64(total)), human(done), human(total), human(int64(rate)))
+	}
+}
+
+func human(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func newModelsCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "models",
+		Short: "List the model files in the cache",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			list, err := (&hub.Client{}).List()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if list == nil {
+					list = []hub.Cached{}
+				}
+				return json.NewEncoder(g.stdout).Encode(list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintf(g.stdout, "No models in %s. Get one with: droidgo pull\n", hub.CacheDir(os.Getenv))
+				return nil
+			}
+			for _, m := range list {
+				fmt.Fprintf(g.stdout, "%-40s %-36s %10s  %s\n", m.Repo, m.File, human(m.Size), m.Path)
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return c
+}
+
+// cachedDefaultModel returns the default model's path if it was pulled.
+func cachedDefaultModel() (string, bool) {
+	return (&hub.Client{}).Find(hub.DefaultRepo, hub.DefaultQuant)
+}

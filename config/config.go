@@ -1,0 +1,287 @@
+// Package config holds droidgo's settings: built-in defaults, overridden by
+// the configuration file ($XDG_CONFIG_HOME/droidgo/config.toml), overridden
+// by environment variables, overridden by command-line flags. It remembers
+// where each value came from so `droidgo config` can say.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Settings are the effective values.
+type Settings struct {
+	Model       string   // a GGUF file, an HF directory or script:FILE
+	Endpoint    string   // an OpenAI-compatible server URL
+	ModelName   string   // the model name on Endpoint
+	Device      string   // the ADB serial
+	MaxSteps    int      // step budget of a run
+	Think       bool     // thinking on
+	ThinkBudget int      // reasoning tokens before the loop closes the reasoning
+	Threads     int      // engine threads; 0 = physical cores
+	Constrain   bool     // constrained answers in the in-process engine
+	Sensitive   []string // labels whose taps always wait for approval
+}
+
+// Key describes one setting.
+type Key struct {
+	Name    string // in the file, e.g. max_steps
+	Env     string // environment variable, e.g. DROIDGO_MAX_STEPS
+	Kind    string // "string", "int", "bool" or "list"
+	Default string
+	Help    string
+	field   func(*Settings) any
+}
+
+// Keys lists every setting, in the order `droidgo config` shows them.
+var Keys = []Key{
+	{"model", "DROIDGO_MODEL", "string", "", "model file (GGUF), HF directory or script:FILE", func(s *Settings) any { return &s.Model }},
+	{"endpoint", "DROIDGO_ENDPOINT", "string", "", "OpenAI-compatible server URL, used instead of a model file", func(s *Settings) any { return &s.Endpoint }},
+	{"model_name", "DROIDGO_MODEL_NAME", "string", "", "model name on the endpoint (default: the server's only model)", func(s *Settings) any { return &s.ModelName }},
+	{"device", "ANDROID_SERIAL", "string", "", "ADB serial of the phone (default: the only attached device)", func(s *Settings) any { return &s.Device }},
+	{"max_steps", "DROIDGO_MAX_STEPS", "int", "20", "step budget of a run", func(s *Settings) any { return &s.MaxSteps }},
+	{"think", "DROIDGO_THINK", "bool", "true", "let the model reason before it answers", func(s *Settings) any { return &s.Think }},
+	{"think_budget", "DROIDGO_THINK_BUDGET", "int", "1024", "reasoning tokens per step before the reasoning is closed", func(s *Settings) any { return &s.ThinkBudget }},
+	{"threads", "DROIDGO_THREADS", "int", "0", "threads of the in-process engine (0 = physical cores)", func(s *Settings) any { return &s.Threads }},
+	{"constrain", "DROIDGO_CONSTRAIN", "bool", "true", "limit the in-process model's answers to valid tool calls", func(s *Settings) any { return &s.Constrain }},
+	{"sensitive", "DROIDGO_SENSITIVE", "list", "Pay,Buy,Send,Delete", "labels whose taps always wait for approval (comma-separated in the environment)", func(s *Settings) any { return &s.Sensitive }},
+}
+
+// Config is the effective settings and where each came from.
+type Config struct {
+	Settings
+	// Path is the configuration file consulted (it may not exist).
+	Path string
+	// Sources maps a key name to its origin: "default", "file", "env
+	// NAME" or "flag --NAME".
+	Sources map[string]string
+}
+
+// Path returns the configuration file's location: DROIDGO_CONFIG if set,
+// else $XDG_CONFIG_HOME/droidgo/config.toml, else ~/.config/droidgo/config.toml.
+func Path(getenv func(string) string) string {
+	if p := getenv("DROIDGO_CONFIG"); p != "" {
+		return p
+	}
+	dir := getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "droidgo", "config.toml")
+}
+
+// Load builds the configuration from defaults, the file and the
+// environment. getenv is os.Getenv outside tests. A missing file is not an
+// error; a malformed one is, with its line.
+func Load(getenv func(string) string) (*Config, error) {
+	c := &Config{Path: Path(getenv), Sources: map[string]string{}}
+	for _, k := range Keys {
+		if err := c.set(k, k.Default, "default"); err != nil {
+			panic("config: bad default for " + k.Name) // a programming error, caught by tests
+		}
+	}
+	if err := c.loadFile(); err != nil {
+		return nil, err
+	}
+	for _, k := range Keys {
+		if v, ok := lookupEnv(getenv, k.Env); ok {
+			if err := c.set(k, v, "env "+k.Env); err != nil {
+				return nil, fmt.Errorf("environment variable %s: %w", k.Env, err)
+			}
+		}
+	}
+	return c, nil
+}
+
+func lookupEnv(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	return v, v != ""
+}
+
+func (c *Config) loadFile() error {
+	data, err := os.ReadFile(c.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read configuration: %w", err)
+	}
+	raw := map[string]any{}
+	_, err = toml.Decode(string(data), &raw)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return fmt.Errorf("%s:%d: %s", c.Path, pe.Position.Line, pe.Message)
+		}
+		return fmt.Errorf("%s: %w", c.Path, err)
+	}
+	names := make([]string, 0, len(raw))
+	for n := range raw {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		k, ok := Lookup(name)
+		line := keyLine(data, name)
+		at := c.Path
+		if line > 0 {
+			at = fmt.Sprintf("%s:%d", c.Path, line)
+		}
+		if !ok {
+			return fmt.Errorf("%s: unknown setting %q (known: %s)", at, name, strings.Join(keyNames(), ", "))
+		}
+		if err := c.setValue(k, raw[name], "file"); err != nil {
+			return fmt.Errorf("%s: %s: %w", at, name, err)
+		}
+	}
+	return nil
+}
+
+// keyLine finds the line that sets a top-level key, for error messages.
+func keyLine(data []byte, name string) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, name) {
+			rest := strings.TrimSpace(strings.TrimPrefix(l, name))
+			if strings.HasPrefix(rest, "=") {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
+func keyNames() []string {
+	out := make([]string, len(Keys))
+	for i, k := range Keys {
+		out[i] = k.Name
+	}
+	return out
+}
+
+// Lookup returns the setting named name.
+func Lookup(name string) (Key, bool) {
+	for _, k := range Keys {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Key{}, false
+}
+
+// setValue stores a value decoded from TOML.
+func (c *Config) setValue(k Key, v any, source string) error {
+	switch k.Kind {
+	case "string":
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("want a string, got %T", v)
+		}
+		return c.set(k, s, source)
+	case "int":
+		n, ok := v.(int64)
+		if !ok {
+			return fmt.Errorf("want a whole number, got %T", v)
+		}
+		return c.set(k, strconv.FormatInt(n, 10), source)
+	case "bool":
+		b, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("want true or false, got %T", v)
+		}
+		return c.set(k, strconv.FormatBool(b), source)
+	case "list":
+		arr, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("want a list of strings, got %T", v)
+		}
+		items := make([]string, len(arr))
+		for i, e := range arr {
+			s, ok := e.(string)
+			if !ok {
+				return fmt.Errorf("want a list of strings, item %d is %T", i+1, e)
+			}
+			if strings.Contains(s, ",") {
+				return fmt.Errorf("item %q contains a comma", s)
+			}
+			items[i] = s
+		}
+		return c.set(k, strings.Join(items, ","), source)
+	}
+	return fmt.Errorf("unknown kind %s", k.Kind)
+}
+
+// set parses a textual value into the setting.
+func (c *Config) set(k Key, v, source string) error {
+	switch p := k.field(&c.Settings).(type) {
+	case *string:
+		*p = v
+	case *int:
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", v)
+		}
+		if n < 0 {
+			return fmt.Errorf("%d is negative", n)
+		}
+		*p = n
+	case *bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		*p = b
+	case *[]string:
+		var items []string
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				items = append(items, s)
+			}
+		}
+		*p = items
+	}
+	c.Sources[k.Name] = source
+	return nil
+}
+
+// SetFlag records a value given on the command line for setting name.
+func (c *Config) SetFlag(name, value, flag string) error {
+	k, ok := Lookup(name)
+	if !ok {
+		return fmt.Errorf("unknown setting %q", name)
+	}
+	if err := c.set(k, value, "flag --"+flag); err != nil {
+		return fmt.Errorf("--%s: %w", flag, err)
+	}
+	return nil
+}
+
+// Value renders a setting's current value as text.
+func (c *Config) Value(name string) string {
+	k, ok := Lookup(name)
+	if !ok {
+		return ""
+	}
+	switch p := k.field(&c.Settings).(type) {
+	case *string:
+		return *p
+	case *int:
+		return strconv.Itoa(*p)
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *[]string:
+		return strings.Join(*p, ",")
+	}
+	return ""
+}

@@ -1,0 +1,338 @@
+package openai
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/model"
+)
+
+// chunk is one streamed chat.completion.chunk (or a whole completion, whose
+// choices carry "message" instead of "delta").
+type chunk struct {
+	Choices []struct {
+		Delta        wireDelta  `json:"delta"`
+		Message      *wireDelta `json:"message"`
+		FinishReason *string    `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		Details          *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+type wireDelta struct {
+	Content          *string `json:"content"`
+	ReasoningContent *string `json:"reasoning_content"`
+	Reasoning        *string `json:"reasoning"`
+	ToolCalls        []struct {
+		Index    *int   `json:"index"`
+		ID       string `json:"id"`
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// partialCall accumulates a tool call streamed in pieces.
+type partialCall struct {
+	name string
+	args strings.Builder
+}
+
+// sseStream reads a text/event-stream answer.
+type sseStream struct {
+	ctx     context.Context
+	body    io.ReadCloser
+	lines   *bufio.Reader
+	idle    time.Duration
+	timer   *time.Timer
+	timeout bool
+	mu      sync.Mutex
+
+	pending  []model.Delta
+	calls    map[int]*partialCall
+	done     bool
+	finished bool // the server sent finish_reason or [DONE]
+	// inReasoning is set while reasoning fields stream, so the first
+	// content after them can be marked as the end of the reasoning.
+	inReasoning bool
+
+	start, first time.Time
+	stats        model.Stats
+}
+
+func newSSEStream(ctx context.Context, resp *http.Response, idle time.Duration, think bool) *sseStream {
+	s := &sseStream{
+		ctx:   ctx,
+		body:  resp.Body,
+		lines: bufio.NewReaderSize(resp.Body, 64<<10),
+		idle:  idle,
+		calls: map[int]*partialCall{},
+		start: time.Now(),
+	}
+	// A stalled server never sends another byte; closing the body is the
+	// only way to unblock the read.
+	s.timer = time.AfterFunc(idle, func() {
+		s.mu.Lock()
+		s.timeout = true
+		s.mu.Unlock()
+		resp.Body.Close()
+	})
+	go func() {
+		<-ctx.Done()
+		resp.Body.Close()
+	}()
+	return s
+}
+
+// Next returns the next delta.
+func (s *sseStream) Next() (model.Delta, error) {
+	for len(s.pending) == 0 {
+		if s.done {
+			return model.Delta{}, io.EOF
+		}
+		if err := s.readEvent(); err != nil {
+			s.done = true
+			return model.Delta{}, err
+		}
+	}
+	d := s.pending[0]
+	s.pending = s.pending[1:]
+	return d, nil
+}
+
+// readEvent reads one SSE line and queues what it carries.
+func (s *sseStream) readEvent() error {
+	line, err := s.lines.ReadString('\n')
+	s.timer.Reset(s.idle)
+	if err != nil {
+		if line != "" && err == io.EOF {
+			// A last line without newline still counts.
+			if perr := s.handleLine(strings.TrimRight(line, "\r")); perr != nil {
+				return perr
+			}
+		}
+		return s.end(err)
+	}
+	return s.handleLine(strings.TrimRight(line, "\r\n"))
+}
+
+func (s *sseStream) end(readErr error) error {
+	s.mu.Lock()
+	timedOut := s.timeout
+	s.mu.Unlock()
+	s.done = true
+	switch {
+	case s.ctx != nil && s.ctx.Err() != nil:
+		return s.ctx.Err()
+	case s.finished:
+		// The server said it was done; a close after that is the normal end.
+		s.flushCalls()
+		return nil
+	case timedOut:
+		return fmt.Errorf("%w: no data for %s after %d tokens", ErrStreamBroken, s.idle, s.stats.GeneratedTokens)
+	case errors.Is(readErr, io.EOF) || errors.Is(readErr, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: the server closed the stream before it finished, after %d tokens", ErrStreamBroken, s.stats.GeneratedTokens)
+	default:
+		return fmt.Errorf("%w: %v", ErrStreamBroken, readErr)
+	}
+}
+
+func (s *sseStream) handleLine(line string) error {
+	if line == "" || strings.HasPrefix(line, ":") {
+		return nil // event separator or comment (keep-alive)
+	}
+	field, value, _ := strings.Cut(line, ":")
+	value = strings.TrimPrefix(value, " ")
+	if field != "data" {
+		return nil // event:, id:, retry: carry nothing we use
+	}
+	if value == "[DONE]" {
+		s.finished = true
+		s.flushCalls()
+		s.done = true
+		return nil
+	}
+	var c chunk
+	if err := json.Unmarshal([]byte(value), &c); err != nil {
+		return fmt.Errorf("%w: the server sent a malformed chunk: %v", ErrStreamBroken, err)
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return fmt.Errorf("the server reported an error mid-stream: %s", serverMessage([]byte(`{"error":`+string(c.Error)+`}`)))
+	}
+	if c.Usage != nil {
+		s.stats.PromptTokens = c.Usage.PromptTokens
+		if c.Usage.CompletionTokens > 0 {
+			s.stats.GeneratedTokens = c.Usage.CompletionTokens
+		}
+		if c.Usage.Details != nil {
+			s.stats.CachedTokens = c.Usage.Details.CachedTokens
+		}
+	}
+	for _, ch := range c.Choices {
+		d := ch.Delta
+		if ch.Message != nil {
+			d = *ch.Message
+		}
+		s.addDelta(d)
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			s.finished = true
+			s.flushCalls()
+		}
+	}
+	return nil
+}
+
+func (s *sseStream) addDelta(d wireDelta) {
+	text := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	r := text(d.ReasoningContent) + text(d.Reasoning)
+	c := text(d.Content)
+	if r != "" || c != "" {
+		now := time.Now()
+		if s.first.IsZero() {
+			s.first = now
+			s.stats.Prefill = now.Sub(s.start)
+		}
+		s.stats.Decode = now.Sub(s.first)
+		s.stats.GeneratedTokens++ // one chunk is one token on the servers we know; usage corrects it
+	}
+	if r != "" {
+		s.inReasoning = true
+		s.pending = append(s.pending, model.Delta{Reasoning: r})
+	}
+	if c != "" {
+		if s.inReasoning {
+			s.inReasoning = false
+			s.pending = append(s.pending, model.Delta{ReasoningClosed: true})
+		}
+		s.pending = append(s.pending, model.Delta{Content: c})
+	}
+	for _, tc := range d.ToolCalls {
+		idx := len(s.calls)
+		if tc.Index != nil {
+			idx = *tc.Index
+		}
+		p := s.calls[idx]
+		if p == nil {
+			p = &partialCall{}
+			s.calls[idx] = p
+		}
+		if tc.Function.Name != "" {
+			p.name = tc.Function.Name
+		}
+		// Arguments arrive as JSON string pieces; some servers send the
+		// whole object instead.
+		var piece string
+		if err := json.Unmarshal(tc.Function.Arguments, &piece); err == nil {
+			p.args.WriteString(piece)
+		} else if len(tc.Function.Arguments) > 0 && string(tc.Function.Arguments) != "null" {
+			p.args.Write(tc.Function.Arguments)
+		}
+	}
+}
+
+// flushCalls turns accumulated tool calls into a delta. Arguments that are
+// not valid JSON are handed to the loop's parser as content, so its repairs
+// apply and are reported.
+func (s *sseStream) flushCalls() {
+	if len(s.calls) == 0 {
+		return
+	}
+	idx := make([]int, 0, len(s.calls))
+	for i := range s.calls {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	var calls []action.Call
+	for _, i := range idx {
+		p := s.calls[i]
+		raw := strings.TrimSpace(p.args.String())
+		if raw == "" {
+			raw = "{}"
+		}
+		args := map[string]any{}
+		dec := json.NewDecoder(strings.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil || p.name == "" {
+			s.pending = append(s.pending, model.Delta{Content: fmt.Sprintf(`{"name": %q, "arguments": %s}`, p.name, raw)})
+			continue
+		}
+		calls = append(calls, action.Call{Name: p.name, Arguments: numbers(args)})
+	}
+	s.calls = map[int]*partialCall{}
+	if len(calls) > 0 {
+		if s.inReasoning {
+			s.inReasoning = false
+			s.pending = append(s.pending, model.Delta{ReasoningClosed: true})
+		}
+		s.pending = append(s.pending, model.Delta{ToolCalls: calls})
+	}
+}
+
+// numbers turns json.Number values into int64 or float64, as the action
+// space expects.
+func numbers(m map[string]any) map[string]any {
+	for k, v := range m {
+		if n, ok := v.(json.Number); ok {
+			if i, err := n.Int64(); err == nil {
+				m[k] = i
+			} else if f, err := n.Float64(); err == nil {
+				m[k] = f
+			}
+		}
+	}
+	return m
+}
+
+// CloseReasoning is not possible over HTTP mid-stream; the loop asks again
+// with thinking off.
+func (s *sseStream) CloseReasoning() error { return model.ErrUnsupported }
+
+// Close stops the stream.
+func (s *sseStream) Close() error {
+	s.timer.Stop()
+	s.done = true
+	return s.body.Close()
+}
+
+// Stats reports token counts and timings.
+func (s *sseStream) Stats() model.Stats { return s.stats }
+
+// newWholeStream serves a non-streamed JSON answer as a stream.
+func newWholeStream(resp *http.Response) (model.Stream, error) {
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("read answer: %w", err)
+	}
+	s := &sseStream{body: io.NopCloser(strings.NewReader("")), calls: map[int]*partialCall{}, start: time.Now(), timer: time.NewTimer(time.Hour)}
+	s.lines = bufio.NewReader(strings.NewReader(""))
+	if err := s.handleLine("data: " + string(raw)); err != nil {
+		return nil, err
+	}
+	s.finished = true
+	s.flushCalls()
+	s.done = true
+	return s, nil
+}
