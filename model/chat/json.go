@@ -1,0 +1,394 @@
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// The template sees JSON values the way Python's json module loads them:
+// objects keep their key order, and integers and floats are distinct. Values
+// here are nil, bool, string, json.Number (the number's text), Object and
+// []any; Go numbers (int, int64, float64, ...) are accepted as well.
+
+// Object is a JSON object that keeps its key order.
+type Object []Member
+
+// Member is one key and value of an Object.
+type Member struct {
+	Key   string
+	Value any
+}
+
+// Get returns the value of key.
+func (o Object) Get(key string) (any, bool) {
+	for _, m := range o {
+		if m.Key == key {
+			return m.Value, true
+		}
+	}
+	return nil, false
+}
+
+// set replaces the value of key in place (where Python's dict keeps a
+// repeated key) or appends it.
+func (o Object) set(key string, v any) Object {
+	for i := range o {
+		if o[i].Key == key {
+			o[i].Value = v
+			return o
+		}
+	}
+	return append(o, Member{key, v})
+}
+
+// ParseJSON decodes one JSON value, keeping object key order.
+func ParseJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := parseValue(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("unexpected data after the JSON value")
+	}
+	return v, nil
+}
+
+func parseValue(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		if err == io.EOF {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := Object{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, ok := kt.(string)
+				if !ok {
+					return nil, fmt.Errorf("object key %v is not a string", kt)
+				}
+				v, err := parseValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				o = o.set(k, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return o, nil
+		case '[':
+			a := []any{}
+			for dec.More() {
+				v, err := parseValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return a, nil
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		return t, nil // nil, bool, string, json.Number
+	}
+}
+
+// pyNumber classifies a number as Python would hold it: an int (text of its
+// decimal digits) or a float.
+func pyNumber(v any) (intText string, f float64, isInt bool, ok bool) {
+	switch n := v.(type) {
+	case json.Number:
+		s := string(n)
+		if !strings.ContainsAny(s, ".eE") {
+			if strings.TrimLeft(strings.TrimPrefix(s, "-"), "0") == "" {
+				return "0", 0, true, true // "-0" is int 0
+			}
+			return s, 0, true, true
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return "", 0, false, false
+		}
+		return "", f, false, true
+	case int:
+		return strconv.Itoa(n), 0, true, true
+	case int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return fmt.Sprint(n), 0, true, true
+	case float32:
+		return pyNumber(goJSONNumber(float64(n)))
+	case float64:
+		return pyNumber(goJSONNumber(n))
+	}
+	return "", 0, false, false
+}
+
+// goJSONNumber writes a Go float the way encoding/json does, so a value
+// reaches the template as it would after a trip through an OpenAI request
+// (2.0 becomes the integer 2).
+func goJSONNumber(f float64) any {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64)) // not JSON; rendered by pyFloat
+	}
+	b, _ := json.Marshal(f)
+	return json.Number(b)
+}
+
+// pyFloat formats f as Python's repr (and json.dumps) does.
+func pyFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "Infinity"
+	case math.IsInf(f, -1):
+		return "-Infinity"
+	case math.IsNaN(f):
+		return "NaN"
+	}
+	e := strconv.FormatFloat(f, 'e', -1, 64) // shortest digits, d.ddde±XX
+	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
+	if decpt := exp + 1; decpt > 16 || decpt < -3 {
+		return e
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsRune(s, '.') {
+		s += ".0"
+	}
+	return s
+}
+
+// toJSON renders v as Python's json.dumps(v, ensure_ascii=False) does with
+// its default separators, which is what the template's tojson filter is in
+// HF transformers.
+func toJSON(v any) (string, error) {
+	var b strings.Builder
+	if err := writeJSON(&b, v); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func writeJSON(b *strings.Builder, v any) error {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		if x {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case string:
+		writeJSONString(b, x)
+	case Object:
+		b.WriteByte('{')
+		for i, m := range x {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeJSONString(b, m.Key)
+			b.WriteString(": ")
+			if err := writeJSON(b, m.Value); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if err := writeJSON(b, e); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	case []string:
+		a := make([]any, len(x))
+		for i, s := range x {
+			a[i] = s
+		}
+		return writeJSON(b, a)
+	default:
+		it, f, isInt, ok := pyNumber(v)
+		if !ok {
+			return fmt.Errorf("value of type %T cannot be written as JSON", v)
+		}
+		if isInt {
+			b.WriteString(it)
+		} else {
+			b.WriteString(pyFloat(f))
+		}
+	}
+	return nil
+}
+
+func writeJSONString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(b, `\u%04x`, r)
+			} else {
+				b.WriteRune(r)
+			}
+		}
+	}
+	b.WriteByte('"')
+}
+
+// pyStr renders v as Python's str() does, which is what Jinja's ~ operator
+// and {{ }} apply to non-strings: None, True/False, and repr for lists and
+// dicts. Undefined values print as "" and are handled by callers.
+func pyStr(v any) (string, error) {
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	var b strings.Builder
+	if err := writeRepr(&b, v); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func writeRepr(b *strings.Builder, v any) error {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("None")
+	case bool:
+		if x {
+			b.WriteString("True")
+		} else {
+			b.WriteString("False")
+		}
+	case string:
+		writeReprString(b, x)
+	case Object:
+		b.WriteByte('{')
+		for i, m := range x {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeReprString(b, m.Key)
+			b.WriteString(": ")
+			if err := writeRepr(b, m.Value); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if err := writeRepr(b, e); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+	default:
+		it, f, isInt, ok := pyNumber(v)
+		if !ok {
+			return fmt.Errorf("value of type %T cannot be rendered", v)
+		}
+		if isInt {
+			b.WriteString(it)
+		} else if math.IsInf(f, 0) {
+			b.WriteString(map[bool]string{true: "inf", false: "-inf"}[f > 0])
+		} else {
+			b.WriteString(pyFloat(f))
+		}
+	}
+	return nil
+}
+
+// writeReprString writes Python's repr of a str.
+func writeReprString(b *strings.Builder, s string) {
+	q := byte('\'')
+	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
+		q = '"'
+	}
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == rune(q) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x7F && r >= 0x20, r > 0x7F && unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r < 0x100:
+			fmt.Fprintf(b, `\x%02x`, r)
+		case r < 0x10000:
+			fmt.Fprintf(b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(b, `\U%08x`, r)
+		}
+	}
+	b.WriteByte(q)
+}
+
+// truthy is Python's truth value of a JSON value.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case Object:
+		return len(x) > 0
+	case []any:
+		return len(x) > 0
+	}
+	it, f, isInt, ok := pyNumber(v)
+	if !ok {
+		return true
+	}
+	if isInt {
+		return it != "0"
+	}
+	return f != 0
+}
