@@ -27,6 +27,10 @@ type Param struct {
 	Required    bool
 	Enum        []string // allowed values of a string parameter, if limited
 	Min, Max    *float64 // inclusive bounds of a numeric parameter, if any
+	// Verbatim marks free text whose inner and surrounding spaces matter
+	// (text to type); other string values are names and choices, which
+	// the parser trims.
+	Verbatim bool
 }
 
 // Tool is one action the model may call.
@@ -87,6 +91,26 @@ func KeyNames() []string {
 	return names
 }
 
+// KeyAliases maps other names a model uses for a key (Android KEYCODE_
+// names, common synonyms) to the name in Keys. The parser applies them and
+// reports that it did.
+var KeyAliases = map[string]string{
+	"return":     "enter",
+	"backspace":  "delete",
+	"del":        "delete",
+	"recents":    "recent_apps",
+	"recent":     "recent_apps",
+	"app_switch": "recent_apps",
+	"overview":   "recent_apps",
+	"esc":        "escape",
+	"volumeup":   "volume_up",
+	"volumedown": "volume_down",
+	"up":         "dpad_up",
+	"down":       "dpad_down",
+	"left":       "dpad_left",
+	"right":      "dpad_right",
+}
+
 // Directions are the swipe directions. A swipe "up" moves the finger up,
 // which scrolls a list down to reveal what is below.
 var Directions = []string{"up", "down", "left", "right"}
@@ -101,7 +125,7 @@ var Tools = []Tool{
 		Params: []Param{{Name: "index", Type: Integer, Description: "index of the element in the element list", Required: true, Min: f(0)}}},
 	{Name: TypeText, Description: "Type text into the focused field, or into the field with the given index (tapped first).",
 		Params: []Param{
-			{Name: "text", Type: String, Description: "the text to type", Required: true},
+			{Name: "text", Type: String, Description: "the text to type", Required: true, Verbatim: true},
 			{Name: "index", Type: Integer, Description: "index of an editable field to type into", Min: f(0)},
 		}},
 	{Name: Swipe, Description: "Swipe on the screen, or inside the scrollable element with the given index. Swipe up to see what is below.",
@@ -203,18 +227,14 @@ func (t Tool) Signature() string {
 	return b.String()
 }
 
-// String renders the call as NAME(k=v, ...) with keys in schema order where
-// known, for logs and the timeline.
+// String renders the call as NAME(k=v, ...) with keys in the order the
+// action space declares them (unknown keys after, sorted), for logs, the
+// timeline and `droidgo parse`.
 func (c Call) String() string {
-	keys := make([]string, 0, len(c.Arguments))
-	for k := range c.Arguments {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
 	b.WriteString(c.Name)
 	b.WriteByte('(')
-	for i, k := range keys {
+	for i, k := range c.orderedKeys(Tools) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -227,4 +247,30 @@ func (c Call) String() string {
 	}
 	b.WriteByte(')')
 	return b.String()
+}
+
+// OrderedKeys returns the call's argument names in the order the tool named
+// by the call declares them in tools; names the tool does not declare come
+// last, sorted.
+func (c Call) OrderedKeys(tools []Tool) []string { return c.orderedKeys(tools) }
+
+func (c Call) orderedKeys(tools []Tool) []string {
+	keys := make([]string, 0, len(c.Arguments))
+	seen := map[string]bool{}
+	if t, ok := Lookup(tools, c.Name); ok {
+		for _, p := range t.Params {
+			if _, ok := c.Arguments[p.Name]; ok {
+				keys = append(keys, p.Name)
+				seen[p.Name] = true
+			}
+		}
+	}
+	var rest []string
+	for k := range c.Arguments {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	sort.Strings(rest)
+	return append(keys, rest...)
 }

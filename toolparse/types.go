@@ -1,5 +1,15 @@
 // Package toolparse recovers tool calls from a model's raw output, whatever
 // shape it comes in, and reports every repair it had to make.
+//
+// Parse splits the reasoning (<think>...</think>) from the answer, finds
+// the calls in the answer — Spark's native <tool_call> tags first, else
+// the earliest of the bracketed form, JSON call shapes, OpenAI tool_calls
+// and function-call syntax — repairs broken JSON and tags, and coerces the
+// arguments to the action space's types with Coerce. Nothing is repaired
+// silently: every repair is a sentence in Result.Recoveries, and whatever
+// could not be fixed is a sentence in Result.Errors that names the valid
+// choices. Splitter does the reasoning/answer split on a stream, for
+// backends; RenderNative writes a call the way Spark does.
 package toolparse
 
 import "github.com/droidgo/droidgo/action"
@@ -17,14 +27,26 @@ const (
 )
 
 // Result is what was recovered from one model output.
+// Slices are never nil, so the JSON form has [] rather than null.
 type Result struct {
-	Reasoning       string        `json:"reasoning"`
-	ReasoningClosed bool          `json:"reasoning_closed"`
-	Content         string        `json:"content"`
-	Calls           []action.Call `json:"calls"`
-	Format          Format        `json:"format"`
-	Recoveries      []string      `json:"recoveries"`
-	Errors          []string      `json:"errors"`
+	// Reasoning is the text inside <think>...</think>, trimmed.
+	Reasoning string `json:"reasoning"`
+	// ReasoningClosed is false only when a reasoning was opened and the
+	// output ended before </think>.
+	ReasoningClosed bool `json:"reasoning_closed"`
+	// Content is the answer after the reasoning with the calls' text cut
+	// out, trimmed: what the model said besides its calls.
+	Content string `json:"content"`
+	// Calls are the valid calls, coerced to the schema, in order.
+	Calls []action.Call `json:"calls"`
+	// Format is the form of the first call found, valid or not, or
+	// FormatNone. Function-call syntax and bare command lines count as
+	// FormatBracket (the contract's formats are fixed).
+	Format Format `json:"format"`
+	// Recoveries describe each repair: what was wrong, what was done.
+	Recoveries []string `json:"recoveries"`
+	// Errors describe what could not be used, naming the valid choices.
+	Errors []string `json:"errors"`
 }
 
 // Options tune parsing.

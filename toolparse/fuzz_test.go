@@ -1,0 +1,107 @@
+package toolparse
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/droidgo/droidgo/action"
+)
+
+// checkInvariants checks the promises Parse makes for any input.
+func checkInvariants(t *testing.T, text string, r Result) {
+	t.Helper()
+	if r.Calls == nil || r.Recoveries == nil || r.Errors == nil {
+		t.Fatalf("nil slice in result: %#v", r)
+	}
+	switch r.Format {
+	case FormatNative, FormatBracket, FormatJSON, FormatOpenAI, FormatNone:
+	default:
+		t.Fatalf("format %q is not one of the contract's", r.Format)
+	}
+	if len(r.Calls) > 0 && r.Format == FormatNone {
+		t.Fatalf("calls found but format is none")
+	}
+	if len(r.Calls) == 0 && len(r.Errors) == 0 {
+		t.Fatalf("no call and no error explaining why")
+	}
+	if all := strings.Join(append(append([]string{}, r.Errors...), r.Recoveries...), " "); !r.ReasoningClosed && !strings.Contains(all, "never closed") {
+		t.Fatalf("unclosed reasoning not reported: %v %v", r.Errors, r.Recoveries)
+	}
+	for _, c := range r.Calls {
+		if err := action.Validate(c, action.Tools); err != nil {
+			t.Fatalf("returned call %v is invalid: %v", c, err)
+		}
+		for k, v := range c.Arguments {
+			switch v.(type) {
+			case int64, float64, string:
+			default:
+				t.Fatalf("argument %s has type %T", k, v)
+			}
+		}
+	}
+	for _, s := range append(append([]string{}, r.Recoveries...), r.Errors...) {
+		if strings.TrimSpace(s) == "" {
+			t.Fatalf("empty recovery or error")
+		}
+	}
+	if _, err := json.Marshal(r); err != nil {
+		t.Fatalf("result does not marshal: %v", err)
+	}
+	if len(r.Reasoning)+len(r.Content) > len(text) {
+		t.Fatalf("reasoning and content are longer than the input")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, c := range loadCorpus(f) {
+		f.Add(c.text, c.opts.InThinking)
+	}
+	for _, s := range []string{
+		"{", "[", "[tap]", "<tool_call>", "</tool_call>", "<arg_key>", "tap(", "{'a", `{"a":"\u`,
+		strings.Repeat("[", 200), strings.Repeat("{\"a\":", 200), "<think>", "</think>",
+	} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, text string, inThinking bool) {
+		r := Parse(text, Options{InThinking: inThinking})
+		checkInvariants(t, text, r)
+	})
+}
+
+// FuzzSplitter checks that any chunking of an output gives the same split
+// as feeding it whole.
+func FuzzSplitter(f *testing.F) {
+	for _, c := range loadCorpus(f) {
+		f.Add(c.text, c.opts.InThinking, uint8(3))
+	}
+	f.Add("<thi", false, uint8(1))
+	f.Add("  </think>x", false, uint8(2))
+	f.Fuzz(func(t *testing.T, text string, inThinking bool, step uint8) {
+		n := int(step%16) + 1
+		whole := NewSplitter(inThinking)
+		r0, c0, _ := whole.Feed(text)
+		fr, fc := whole.Flush()
+		r0, c0 = r0+fr, c0+fc
+		s := NewSplitter(inThinking)
+		var r, c strings.Builder
+		closes := 0
+		for i := 0; i < len(text); i += n {
+			rr, cc, closed := s.Feed(text[i:min(i+n, len(text))])
+			r.WriteString(rr)
+			c.WriteString(cc)
+			if closed {
+				closes++
+			}
+		}
+		fr, fc = s.Flush()
+		r.WriteString(fr)
+		c.WriteString(fc)
+		if r.String() != r0 || c.String() != c0 {
+			t.Fatalf("chunks of %d: reasoning %q content %q; whole: %q %q", n, r.String(), c.String(), r0, c0)
+		}
+		if closes > 1 || (closes == 1) != s.Closed() || s.Closed() != whole.Closed() {
+			t.Fatalf("closedNow %d times, Closed()=%v, whole Closed()=%v", closes, s.Closed(), whole.Closed())
+		}
+	})
+}

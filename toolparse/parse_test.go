@@ -1,0 +1,93 @@
+package toolparse
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/droidgo/droidgo/action"
+)
+
+// TestParseBehaviour covers rules the corpus does not show one by one.
+func TestParseBehaviour(t *testing.T) {
+	tests := []struct {
+		name        string
+		text        string
+		opts        Options
+		calls       []action.Call
+		format      Format
+		reasoning   string
+		closed      bool
+		content     string
+		recoveryHas string
+		errorHas    string
+	}{
+		{name: "late close reinterprets", text: "plan</think>tap(1)", calls: []action.Call{call("tap", "index", int64(1))},
+			format: FormatBracket, reasoning: "plan", closed: true, recoveryHas: "function-call syntax"},
+		{name: "think off, no tags", text: `{"name":"tap","arguments":{"index":2}}`, calls: []action.Call{call("tap", "index", int64(2))},
+			format: FormatJSON, closed: true},
+		{name: "empty in thinking", text: "", opts: Options{InThinking: true}, calls: []action.Call{}, format: FormatNone,
+			closed: false, errorHas: "never closed"},
+		{name: "native wins over JSON", text: `{"name":"tap","arguments":{"index":2}} <tool_call>tap<arg_key>index</arg_key><arg_value>5</arg_value></tool_call>`,
+			calls: []action.Call{call("tap", "index", int64(5))}, format: FormatNative, closed: true,
+			content: `{"name":"tap","arguments":{"index":2}}`},
+		{name: "first format decides", text: `tap(1) then {"name":"tap","arguments":{"index":2}}`,
+			calls: []action.Call{call("tap", "index", int64(1))}, format: FormatBracket, closed: true,
+			content: `then {"name":"tap","arguments":{"index":2}}`, recoveryHas: "function-call"},
+		{name: "custom tools", text: `<tool_call>zoom<arg_key>level</arg_key><arg_value>2</arg_value></tool_call>`,
+			opts:  Options{Tools: []action.Tool{{Name: "zoom", Params: []action.Param{{Name: "level", Type: action.Integer, Required: true}}}}},
+			calls: []action.Call{call("zoom", "level", int64(2))}, format: FormatNative, closed: true},
+		{name: "custom tools reject default", text: `<tool_call>tap<arg_key>index</arg_key><arg_value>2</arg_value></tool_call>`,
+			opts:  Options{Tools: []action.Tool{{Name: "zoom"}}},
+			calls: []action.Call{}, format: FormatNative, closed: true, errorHas: "valid tools: zoom"},
+		{name: "closed reasoning, empty answer", text: `<think>so: {"name":"tap","arguments":{"index":2}}</think>`,
+			calls: []action.Call{call("tap", "index", int64(2))}, format: FormatJSON, reasoning: `so: {"name":"tap","arguments":{"index":2}}`, closed: true,
+			recoveryHas: "the answer had no tool call but the reasoning did"},
+		{name: "closed reasoning JSON not used", text: `<think>maybe {"name":"tap","arguments":{"index":2}}</think>not sure`,
+			calls: []action.Call{}, format: FormatNone, reasoning: `maybe {"name":"tap","arguments":{"index":2}}`, closed: true,
+			content: "not sure", errorHas: "no tool call found"},
+		{name: "unclosed reasoning picks last valid", text: "tap(1) or maybe tap(-4)? No: swipe(up) is right, or tap(",
+			opts: Options{InThinking: true}, calls: []action.Call{call("swipe", "direction", "up")}, format: FormatBracket,
+			reasoning: "tap(1) or maybe tap(-4)? No: swipe(up) is right, or tap(", recoveryHas: "never closed"},
+		{name: "eos then junk", text: "<tool_call>tap<arg_key>index</arg_key><arg_value>1</arg_value></tool_call><｜end▁of▁sentence｜>garbage",
+			calls: []action.Call{call("tap", "index", int64(1))}, format: FormatNative, closed: true, recoveryHas: "end-of-sentence"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Parse(tt.text, tt.opts)
+			if !reflect.DeepEqual(r.Calls, tt.calls) {
+				t.Errorf("calls %v, want %v", r.Calls, tt.calls)
+			}
+			if r.Format != tt.format || r.Reasoning != tt.reasoning || r.ReasoningClosed != tt.closed || r.Content != tt.content {
+				t.Errorf("format %q reasoning %q closed %v content %q; want %q %q %v %q",
+					r.Format, r.Reasoning, r.ReasoningClosed, r.Content, tt.format, tt.reasoning, tt.closed, tt.content)
+			}
+			rec := strings.Join(r.Recoveries, " | ")
+			if (tt.recoveryHas == "") != (rec == "") || !strings.Contains(rec, tt.recoveryHas) {
+				t.Errorf("recoveries %q, want %q", rec, tt.recoveryHas)
+			}
+			errs := strings.Join(r.Errors, " | ")
+			if (tt.errorHas == "") != (errs == "") || !strings.Contains(errs, tt.errorHas) {
+				t.Errorf("errors %q, want %q", errs, tt.errorHas)
+			}
+		})
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	long := strings.Repeat("The screen lists Settings entries; element 3 is Network & internet. ", 60)
+	cases := []struct{ name, text string }{
+		{"native", "Tap the switch.</think>\n<tool_call>tap<arg_key>index</arg_key><arg_value>5</arg_value></tool_call>"},
+		{"bracket-broken", "Element 1.</think>\n[tap]\n{\"tool\": \"tap\", \"parameters\": {\"index\": 1}"},
+		{"native-long-reasoning", long + "</think><tool_call>type_text<arg_key>text</arg_key><arg_value>hello</arg_value></tool_call>"},
+		{"unclosed-long-reasoning", long + " so I think"},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.text)))
+			for b.Loop() {
+				Parse(c.text, Options{InThinking: true})
+			}
+		})
+	}
+}
