@@ -27,6 +27,12 @@ type Node struct {
 	Depth         int
 	Parent        int // index into Screen.Nodes, -1 for a root
 	Index         int // element index the model sees, -1 if not shown
+	// Hidden is set when the dump says the node is not visible to the user
+	// (uiautomator2's visible-to-user="false", Appium's displayed="false").
+	Hidden bool
+	// BadBounds reports a bounds attribute that could not be read; Bounds
+	// is then the zero Rect.
+	BadBounds bool
 }
 
 // Center returns the centre point of r.
@@ -37,10 +43,30 @@ type Element struct {
 	Index    int    // position in the list, 0-based, document order
 	Node     int    // index into Screen.Nodes
 	Label    string // what the model is shown as the element's name
-	Editable bool
+	Editable bool   // a text field the model can type into
 	// Kind is a short role word: "button", "switch", "checkbox", "field",
 	// "list", "text", "image", "webview", ... chosen from the class.
 	Kind string
+	// LabelFrom says where Label came from: "text", "desc", "hint",
+	// "children" (the texts of the node's descendants), "row" (the label of
+	// the row a switch belongs to, or the texts beside a control that has
+	// none), "id" (the resource-id after ":id/"), "class" (the class short
+	// name), or "" for no label.
+	LabelFrom string
+	// X, Y is where to tap: the centre of the node's bounds clipped to the
+	// screen.
+	X, Y int
+	// Toggle is the node index of a switch or checkbox that is not clickable
+	// on its own and was merged into this row element (tapping the row
+	// toggles it), or -1.
+	Toggle int
+	// Row is the element index of the row a separately tappable switch or
+	// checkbox belongs to (tapping the row opens it, tapping the switch
+	// toggles it), or -1 (none, or the row was cut).
+	Row int
+	// Checkable and Checked are the element's effective state: its own, or
+	// that of the merged Toggle.
+	Checkable, Checked bool
 }
 
 // Screen is a parsed dump.
@@ -53,4 +79,6 @@ type Screen struct {
 	Truncated bool
 	// Cut is how many elements were left out of the prompt for length.
 	Cut int
+
+	opts Options
 }

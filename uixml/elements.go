@@ -1,0 +1,563 @@
+package uixml
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// size sets the screen size: the hierarchy's own width/height attributes
+// when present, else the extent of the top-level nodes (window roots), else
+// of all nodes.
+func (s *Screen) size(w, h int) {
+	if w > 0 && h > 0 {
+		s.Width, s.Height = w, h
+		return
+	}
+	for pass := 0; pass < 2 && (s.Width <= 0 || s.Height <= 0); pass++ {
+		for i := range s.Nodes {
+			n := &s.Nodes[i]
+			if pass == 0 && n.Parent != -1 {
+				continue
+			}
+			r := n.Bounds
+			if r.X2 <= r.X1 || r.Y2 <= r.Y1 {
+				continue
+			}
+			s.Width = max(s.Width, r.X2)
+			s.Height = max(s.Height, r.Y2)
+		}
+	}
+	s.Width, s.Height = max(s.Width, 0), max(s.Height, 0)
+}
+
+// clip returns r clipped to the screen.
+func (s *Screen) clip(r Rect) Rect {
+	return Rect{max(r.X1, 0), max(r.Y1, 0), min(r.X2, s.Width), min(r.Y2, s.Height)}
+}
+
+func area(r Rect) int {
+	if r.X2 <= r.X1 || r.Y2 <= r.Y1 {
+		return 0
+	}
+	return (r.X2 - r.X1) * (r.Y2 - r.Y1)
+}
+
+// TapPoint returns where to tap node i: the centre of its bounds clipped to
+// the screen, or the centre of its bounds when nothing of it is on screen.
+func (s *Screen) TapPoint(i int) (x, y int) {
+	if i < 0 || i >= len(s.Nodes) {
+		return 0, 0
+	}
+	r := s.Nodes[i].Bounds
+	if c := s.clip(r); area(c) > 0 {
+		return c.Center()
+	}
+	return r.Center()
+}
+
+// maxPieces is how many descendant texts a container may take as its label;
+// a container with more is a panel, not a row, and its texts are listed on
+// their own.
+const maxPieces = 6
+
+// rowLevels is how far up from a switch or checkbox its row may be.
+const rowLevels = 4
+
+// maxRowNodes bounds the subtree searched for a row's texts: a bigger
+// container is a panel, not a row, and the bound keeps pathological dumps
+// (thousands of nested labelled nodes) linear.
+const maxRowNodes = 300
+
+// info is per-node working state of build.
+type info struct {
+	end      int // end of the subtree (exclusive)
+	vis      bool
+	own      string // cleaned own label (text, else desc)
+	ownFrom  string
+	editable bool
+	inter    bool // acts on input and is on screen
+	merged   bool // a toggle merged into its row
+	absorbed bool // text taken into an ancestor's label
+	toggle   int  // merged toggle node, or -1
+	rowNode  int  // row node of a separately tappable toggle, or -1
+	label    string
+	from     string
+	cand     bool
+}
+
+// build computes the element list from s.Nodes.
+func (s *Screen) build() {
+	n := len(s.Nodes)
+	in := make([]info, n)
+	var stack []int
+	for j := 0; j < n; j++ {
+		for len(stack) > 0 && s.Nodes[stack[len(stack)-1]].Depth >= s.Nodes[j].Depth {
+			in[stack[len(stack)-1]].end = j
+			stack = stack[:len(stack)-1]
+		}
+		stack = append(stack, j)
+	}
+	for _, k := range stack {
+		in[k].end = n
+	}
+
+	// The phone's status bar (clock, battery, notification icons) is left
+	// out: it changes every minute and offers nothing to tap.
+	statusEnd := -1
+	for i := range s.Nodes {
+		nd := &s.Nodes[i]
+		nd.Index = -1
+		f := &in[i]
+		f.toggle, f.rowNode = -1, -1
+		if i >= statusEnd && nd.Package == "com.android.systemui" {
+			if id := shortID(nd.ResourceID); id == "status_bar" || id == "status_bar_container" {
+				statusEnd = f.end
+			}
+		}
+		f.vis = !nd.Hidden && area(s.clip(nd.Bounds)) > 0 && i >= statusEnd
+		f.editable = isEditable(nd)
+		if t := cleanLabel(nd.Text); t != "" {
+			f.own, f.ownFrom = t, "text"
+		} else if d := cleanLabel(nd.Desc); d != "" {
+			f.own, f.ownFrom = d, "desc"
+		}
+		if isToggleClass(nd.Class) && isStateWord(f.own) {
+			// An "ON"/"OFF" text on a switch is its state, not its name.
+			f.own, f.ownFrom = "", ""
+		}
+		f.inter = f.vis && (nd.Clickable || nd.LongClickable || nd.Checkable || nd.Scrollable || f.editable)
+	}
+
+	// Tie switches and checkboxes to their rows.
+	for i := range s.Nodes {
+		nd, f := &s.Nodes[i], &in[i]
+		if !nd.Checkable || f.editable {
+			continue
+		}
+		// A switch scrolled half out of its row still belongs to it, so an
+		// invisible one may merge; only a visible one is listed alone.
+		if !nd.Clickable {
+			if r := s.rowOf(i, in); r >= 0 && in[r].toggle < 0 {
+				in[r].toggle = i
+				f.merged = true
+				f.inter = false
+			}
+		} else if f.own == "" && f.vis {
+			f.rowNode = s.rowOf(i, in)
+		}
+	}
+
+	// Labels, in document order so that a container absorbs its
+	// descendants' texts before they are visited.
+	for i := range s.Nodes {
+		nd, f := &s.Nodes[i], &in[i]
+		if !f.vis || f.merged || f.absorbed {
+			continue
+		}
+		isWeb := strings.Contains(nd.Class, "WebView")
+		switch {
+		case f.editable:
+			f.cand = true
+			switch {
+			case f.own != "" && f.ownFrom == "text":
+				f.label, f.from = f.own, "text"
+			case cleanLabel(nd.Hint) != "":
+				f.label, f.from = cleanLabel(nd.Hint), "hint"
+			case f.own != "":
+				f.label, f.from = f.own, f.ownFrom
+			}
+		case nd.Scrollable && !nd.Clickable && !nd.Checkable:
+			f.cand = true
+			f.label, f.from = f.own, f.ownFrom
+		case f.inter:
+			f.cand = true
+			if f.own != "" {
+				f.label, f.from = f.own, f.ownFrom
+				s.absorbContained(i, in, f.own)
+				break
+			}
+			if f.rowNode >= 0 {
+				break // labelled by its row below
+			}
+			pieces, idx, hasCtl := s.pieces(i, in)
+			if hasCtl && s.isPanel(i) {
+				// A dialog or card holding its own buttons: its texts are
+				// not the name of one control ("Allow Camera to access
+				// ...?" must not read as a button), so they stay listed.
+				pieces, idx = nil, nil
+			}
+			switch {
+			case len(pieces) > 0 && len(pieces) <= maxPieces:
+				f.label, f.from = strings.Join(pieces, ", "), "children"
+				for _, j := range idx {
+					in[j].absorbed = true
+				}
+			case len(pieces) == 0 && hasCtl && f.toggle < 0 && !nd.Checkable:
+				// A bare wrapper around other controls: they are listed,
+				// the wrapper has nothing to say of its own.
+				f.cand = false
+			}
+		case isWeb:
+			f.cand = true
+			f.label, f.from = f.own, f.ownFrom
+		case f.own != "":
+			f.cand = true
+			f.label, f.from = f.own, f.ownFrom
+			s.absorbContained(i, in, f.own)
+		}
+	}
+	// A separately tappable switch with no name of its own is named after
+	// its row; with no clickable row, after the texts around it.
+	// Any other control with no name (an avatar beside a contact's name)
+	// takes the texts next to it when nothing else competes for them.
+	for i := range s.Nodes {
+		f, nd := &in[i], &s.Nodes[i]
+		if !f.cand || f.label != "" || !f.inter || nd.Scrollable && !nd.Checkable {
+			continue
+		}
+		if f.rowNode >= 0 && in[f.rowNode].label != "" {
+			f.label, f.from = in[f.rowNode].label, "row"
+			continue
+		}
+		if p := s.textAround(i, in, !nd.Checkable); p != "" {
+			f.label, f.from = p, "row"
+		}
+	}
+	for i := range s.Nodes {
+		f := &in[i]
+		if !f.cand || f.label != "" {
+			continue
+		}
+		nd := &s.Nodes[i]
+		if id := shortID(nd.ResourceID); id != "" {
+			f.label, f.from = id, "id"
+		} else if c := shortClass(nd.Class); c != "" {
+			f.label, f.from = c, "class"
+		}
+	}
+
+	// Cut for length: controls first, then texts, each in document order.
+	var cands []int
+	inter := 0
+	for i := range s.Nodes {
+		if in[i].cand && !in[i].absorbed {
+			cands = append(cands, i)
+			if in[i].inter {
+				inter++
+			}
+		}
+	}
+	keep := cands
+	if len(cands) > s.opts.MaxElements {
+		s.Cut = len(cands) - s.opts.MaxElements
+		room := s.opts.MaxElements - min(inter, s.opts.MaxElements)
+		keep = keep[:0:0]
+		ni := 0
+		for _, i := range cands {
+			if in[i].inter {
+				if ni < s.opts.MaxElements {
+					keep = append(keep, i)
+					ni++
+				}
+			} else if room > 0 {
+				keep = append(keep, i)
+				room--
+			}
+		}
+	}
+
+	s.Elements = make([]Element, 0, len(keep))
+	for k, i := range keep {
+		nd, f := &s.Nodes[i], &in[i]
+		nd.Index = k
+		e := Element{
+			Index: k, Node: i, Label: truncRunes(f.label, s.opts.MaxLabel), LabelFrom: f.from,
+			Editable: f.editable, Toggle: f.toggle, Row: -1,
+			Checkable: nd.Checkable, Checked: nd.Checked,
+		}
+		e.X, e.Y = s.TapPoint(i)
+		kindNode := nd
+		if f.toggle >= 0 {
+			kindNode = &s.Nodes[f.toggle]
+			e.Checkable, e.Checked = true, kindNode.Checked
+		}
+		e.Kind = kindOf(kindNode, f.editable)
+		if f.toggle >= 0 && e.Kind != "switch" && e.Kind != "radio" {
+			e.Kind = "checkbox"
+		}
+		s.Elements = append(s.Elements, e)
+	}
+	for k := range s.Elements {
+		e := &s.Elements[k]
+		if r := in[e.Node].rowNode; r >= 0 {
+			e.Row = s.Nodes[r].Index
+		}
+	}
+}
+
+// rowOf finds the row a switch or checkbox belongs to: the nearest clickable,
+// visible ancestor within rowLevels that is not a scrolling list.
+func (s *Screen) rowOf(i int, in []info) int {
+	p := s.Nodes[i].Parent
+	for lvl := 0; p >= 0 && lvl < rowLevels; lvl++ {
+		pn := &s.Nodes[p]
+		if pn.Scrollable {
+			return -1
+		}
+		if pn.Clickable && in[p].vis {
+			return p
+		}
+		p = pn.Parent
+	}
+	return -1
+}
+
+// isPanel reports a container taller than a third of the screen: a dialog
+// or a card rather than a row.
+func (s *Screen) isPanel(i int) bool {
+	r := s.clip(s.Nodes[i].Bounds)
+	return 3*(r.Y2-r.Y1) > s.Height
+}
+
+// pieces gathers the labels of node i's descendants that are not controls
+// listed on their own. hasCtl reports a listed control among them.
+func (s *Screen) pieces(i int, in []info) (pieces []string, idx []int, hasCtl bool) {
+	if in[i].end-i > maxRowNodes {
+		return nil, nil, true
+	}
+	for j := i + 1; j < in[i].end; j++ {
+		f := &in[j]
+		if f.merged {
+			j = f.end - 1
+			continue
+		}
+		if f.inter {
+			hasCtl = true
+			j = f.end - 1
+			continue
+		}
+		if f.own == "" || f.absorbed {
+			continue
+		}
+		if !contains(pieces, f.own) {
+			pieces = append(pieces, f.own)
+		}
+		idx = append(idx, j)
+	}
+	return pieces, idx, hasCtl
+}
+
+// absorbContained hides descendants of i whose text only repeats i's label
+// (a quick-settings tile "Bluetooth, On" over texts "Bluetooth" and "On").
+func (s *Screen) absorbContained(i int, in []info, label string) {
+	if in[i].end-i > maxRowNodes {
+		return
+	}
+	for j := i + 1; j < in[i].end; j++ {
+		f := &in[j]
+		if f.inter || f.merged {
+			j = f.end - 1
+			continue
+		}
+		if f.own != "" && strings.Contains(label, f.own) {
+			f.absorbed = true
+		}
+	}
+}
+
+// textAround names a control with no label and no clickable row after the
+// texts of its nearest ancestor (within rowLevels) that has any, taking
+// those texts out of the list. With alone, an ancestor holding another
+// control is not used: the texts could be that control's.
+func (s *Screen) textAround(i int, in []info, alone bool) string {
+	p := s.Nodes[i].Parent
+	levels := rowLevels
+	if alone {
+		levels = 2
+	}
+	for lvl := 0; p >= 0 && lvl < levels; lvl++ {
+		if s.Nodes[p].Scrollable || in[p].end-p > maxRowNodes {
+			return ""
+		}
+		var pieces []string
+		var idx []int
+		for j := p + 1; j < in[p].end; j++ {
+			f := &in[j]
+			if j == i {
+				j = f.end - 1
+				continue
+			}
+			if f.inter || f.merged {
+				if alone {
+					return ""
+				}
+				j = f.end - 1
+				continue
+			}
+			if f.own != "" && !f.absorbed && f.vis {
+				if !contains(pieces, f.own) {
+					pieces = append(pieces, f.own)
+				}
+				idx = append(idx, j)
+			}
+		}
+		if len(pieces) > maxPieces || alone && len(pieces) > 3 {
+			return ""
+		}
+		if len(pieces) > 0 {
+			for _, j := range idx {
+				in[j].absorbed = true
+				in[j].cand = false
+			}
+			return strings.Join(pieces, ", ")
+		}
+		p = s.Nodes[p].Parent
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func isEditable(n *Node) bool {
+	c := n.Class
+	return strings.Contains(c, "EditText") || strings.Contains(c, "AutoCompleteTextView") ||
+		n.Password || n.Focusable && strings.Contains(c, "TextField")
+}
+
+func isToggleClass(c string) bool {
+	return strings.Contains(c, "Switch") || strings.Contains(c, "ToggleButton")
+}
+
+func isStateWord(s string) bool {
+	switch strings.ToLower(s) {
+	case "on", "off":
+		return true
+	}
+	return false
+}
+
+// kindOf chooses the short role word the model sees for node n.
+func kindOf(n *Node, editable bool) string {
+	c := n.Class
+	switch {
+	case editable:
+		return "field"
+	case isToggleClass(c):
+		return "switch"
+	case strings.Contains(c, "RadioButton"):
+		return "radio"
+	case strings.Contains(c, "CheckBox") || strings.Contains(c, "CheckedTextView"):
+		return "checkbox"
+	case strings.Contains(c, "WebView"):
+		return "webview"
+	case strings.Contains(c, "SeekBar") || strings.Contains(c, "Slider"):
+		return "slider"
+	case n.Scrollable && !n.Clickable:
+		switch {
+		case strings.Contains(c, "ViewPager"):
+			return "pager"
+		case strings.Contains(c, "ListView") || strings.Contains(c, "RecyclerView") || strings.Contains(c, "GridView"):
+			return "list"
+		}
+		return "scroll"
+	case n.Checkable:
+		return "checkbox"
+	case n.Clickable || n.LongClickable:
+		return "button"
+	case strings.Contains(c, "Image"):
+		return "image"
+	}
+	return "text"
+}
+
+// shortID returns the part of a resource-id after ":id/".
+func shortID(id string) string {
+	if i := strings.LastIndex(id, ":id/"); i >= 0 {
+		id = id[i+4:]
+	} else if i := strings.LastIndexByte(id, '/'); i >= 0 {
+		id = id[i+1:]
+	}
+	return cleanLabel(id)
+}
+
+// shortClass returns a class name without its package or outer class.
+func shortClass(c string) string {
+	if i := strings.LastIndexAny(c, ".$"); i >= 0 {
+		c = c[i+1:]
+	}
+	return cleanLabel(c)
+}
+
+// cleanLabel makes text fit on one prompt line: whitespace runs become one
+// space, and invisible characters (bidi marks, zero-width spaces,
+// private-use icon glyphs) go.
+func cleanLabel(s string) string {
+	if s == "" || plainASCII(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			continue
+		case unicode.IsSpace(r) || r == '\u00a0' || r == '\u2009' || r == '\u202f':
+			space = true
+			continue
+		case r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\ufeff' || r == '\u200e' || r == '\u200f' ||
+			r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' || r == '\u061c':
+			continue
+		case r >= '\ue000' && r <= '\uf8ff', unicode.IsControl(r):
+			continue
+		case r == '"':
+			r = '\''
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// plainASCII reports text cleanLabel would return unchanged: printable
+// ASCII without '"', single spaces, none at either end.
+func plainASCII(s string) bool {
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	prev := byte(0)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c > 0x7e || c == '"' || c == ' ' && prev == ' ' {
+			return false
+		}
+		prev = c
+	}
+	return true
+}
+
+// truncRunes shortens s to at most n runes, marking the cut with "…".
+func truncRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	k := 0
+	for i := range s {
+		if k == n-1 {
+			return strings.TrimRight(s[:i], " ,") + "…"
+		}
+		k++
+	}
+	return s
+}
