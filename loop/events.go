@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/model"
 )
 
 // EventType names an event.
@@ -16,13 +17,14 @@ type EventType string
 const (
 	EvRunStarted   EventType = "run_started"   // Task, MaxSteps, Device, Model
 	EvStepStarted  EventType = "step_started"  // Step, Screen
+	EvPrompt       EventType = "prompt"        // Step, Messages: the conversation sent to the model (recordings keep it; displays may ignore it)
 	EvThinking     EventType = "thinking"      // Step, Text: a reasoning token (may be coalesced)
 	EvAnswer       EventType = "answer"        // Step, Text: an answer token (may be coalesced)
 	EvModelStats   EventType = "model_stats"   // Step, Stats
-	EvToolCall     EventType = "tool_call"     // Step, Call, Parse
+	EvToolCall     EventType = "tool_call"     // Step, Call, Parse (Call is nil when nothing usable was found; Parse.Errors says why)
 	EvApproval     EventType = "approval"      // Step, Call, Text: the call waits for the user (sensitive or step mode)
 	EvAction       EventType = "action"        // Step, Call, Detail, Error
-	EvScreenChange EventType = "screen_change" // Step, Changed
+	EvScreenChange EventType = "screen_change" // Step, Changed, Detail: switches the action flipped, e.g. `"Wi-Fi" turned on`
 	EvWarning      EventType = "warning"       // Step, Text
 	EvFinished     EventType = "finished"      // Result
 )
@@ -100,4 +102,7 @@ type Event struct {
 	Error   string       `json:"error,omitempty"`
 	Changed *bool        `json:"changed,omitempty"`
 	Result  *Result      `json:"result,omitempty"`
+
+	// Messages is the conversation of an EvPrompt event.
+	Messages []model.Message `json:"messages,omitempty"`
 }

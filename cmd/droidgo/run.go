@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/loop"
+	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/script"
+	"github.com/droidgo/droidgo/recording"
+	"github.com/droidgo/droidgo/report"
+	"github.com/droidgo/droidgo/tui"
+)
+
+func init() {
+	register(newRunCmd)
+	modelOpeners["script"] = func(ctx context.Context, spec string) (model.Backend, error) {
+		return script.Open(spec, script.Options{Sleep: testClock.sleep, Now: testClock.now})
+	}
+}
+
+// testClock replaces the clock of runs, scripted models and replays in
+// tests (nil fields: the real clock), so recordings made by tests have
+// realistic timings without the tests waiting.
+var testClock struct {
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
+}
+
+// runOptions are the inputs of `droidgo run`, separate from cobra so tests
+// can call runRun directly.
+type runOptions struct {
+	g *globals
+
+	task        string
+	sim         string
+	device      string
+	model       string
+	maxSteps    int
+	noThink     bool
+	thinkBudget int
+	record      string
+	json        bool
+	noTUI       bool
+	step        bool
+	sensitive   []string
+
+	// set records which flags were given, so they override the
+	// configuration file and the environment.
+	set map[string]bool
+	// getenv reads the environment (os.Getenv outside tests).
+	getenv func(string) string
+	// poll overrides the settle poll interval (0: the default for the
+	// device kind).
+	poll time.Duration
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	o := &runOptions{g: g, getenv: os.Getenv}
+	c := &cobra.Command{
+		Use:   "run [TASK]",
+		Short: "Let the model carry out a task on a phone or a simulated phone",
+		Long: `Run the agent: each step it reads the screen, asks the model for one tool
+call, checks it, carries it out and watches what changed, until the model calls
+task_complete, a budget runs out, it stops making progress, or you press Ctrl-C.
+
+On a terminal the run is shown in the TUI; with --no-tui, or when stdout is not
+a terminal, it is printed as plain streaming text; with --json as one JSON
+event per line. --record saves everything (screens, prompts, model output,
+actions, timings, result) for 'droidgo replay'.
+
+With --sim the task may be left out: the scenario's own task is used.
+
+Exit status: 0 when the model called task_complete and, on a simulator, the
+scenario's success check holds; 1 when the run failed or was stopped; 2 on a
+usage or configuration error.`,
+		Example: `  droidgo run "Turn on Wi-Fi" --sim wifi --model script:fixtures/scripts/wifi.txt
+  droidgo run --sim alarm --model script:fixtures/scripts/alarm.txt --no-tui
+  droidgo run "Turn off Bluetooth" --device emulator-5554 --model Spark-X2.5-1.7B-Q4_K_M.gguf --record bt.jsonl`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				o.task = args[0]
+			}
+			o.set = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
+			return runRun(o)
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&o.sim, "sim", "", "run on the simulated phone of scenario `NAME` (see 'droidgo sim list')")
+	f.StringVarP(&o.device, "device", "s", "", "run on the ADB device with this `SERIAL`")
+	f.StringVarP(&o.model, "model", "m", "", "the model: script:FILE[?pace=DUR], a GGUF file or an HF directory")
+	f.IntVar(&o.maxSteps, "max-steps", loop.DefaultMaxSteps, "step budget")
+	f.BoolVar(&o.noThink, "no-think", false, "turn the model's reasoning off")
+	f.IntVar(&o.thinkBudget, "think-budget", 1024, "reasoning tokens per step before the reasoning is closed (0: no limit)")
+	f.StringVar(&o.record, "record", "", "record the run to `FILE.jsonl` for 'droidgo replay'")
+	f.BoolVar(&o.json, "json", false, "print one JSON event per line")
+	f.BoolVar(&o.noTUI, "no-tui", false, "print plain text even on a terminal")
+	f.BoolVar(&o.step, "step", false, "step mode: every action waits for approval")
+	f.StringSliceVar(&o.sensitive, "sensitive", loop.DefaultSensitive, "labels whose taps always wait for approval (comma-separated; \"\" for none)")
+	f.DurationVar(&o.poll, "poll", 0, "interval of the dumps that wait for the screen to settle (default 300ms on a phone, 10ms on a simulator)")
+	_ = f.MarkHidden("poll")
+	return c
+}
+
+// settings merges the configuration (defaults, file, environment) with
+// the flags that were given.
+func (o *runOptions) settings() (*config.Config, error) {
+	cfg, err := config.Load(o.getenv)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	flags := []struct{ key, flag, value string }{
+		{"model", "model", o.model},
+		{"device", "device", o.device},
+		{"max_steps", "max-steps", fmt.Sprint(o.maxSteps)},
+		{"think", "no-think", fmt.Sprint(!o.noThink)},
+		{"think_budget", "think-budget", fmt.Sprint(o.thinkBudget)},
+		{"sensitive", "sensitive", strings.Join(o.sensitive, ",")},
+	}
+	for _, fl := range flags {
+		if o.set[fl.flag] {
+			if err := cfg.SetFlag(fl.key, fl.value, fl.flag); err != nil {
+				return nil, usageErr(err)
+			}
+		}
+	}
+	if o.set["sensitive"] && len(o.sensitive) == 0 {
+		cfg.Sensitive = []string{}
+	}
+	return cfg, nil
+}
+
+// openDevice opens the simulator scenario or the ADB device.
+func (o *runOptions) openDevice(ctx context.Context, cfg *config.Config) (device.Device, string, error) {
+	if o.sim != "" && o.set["device"] {
+		return nil, "", usageErr(errors.New("--sim and --device cannot be used together"))
+	}
+	if o.sim != "" {
+		if openSim == nil {
+			return nil, "", usageErr(errors.New("the simulator is not built into this droidgo"))
+		}
+		d, err := openSim(ctx, o.sim)
+		if err != nil {
+			return nil, "", usageErr(err)
+		}
+		return d, "sim:" + o.sim, nil
+	}
+	if openADB == nil {
+		return nil, "", usageErr(errors.New("driving a phone over ADB is not built into this droidgo yet; use --sim SCENARIO"))
+	}
+	d, name, err := openADB(ctx, cfg.Device)
+	if err != nil {
+		return nil, "", err
+	}
+	return d, name, nil
+}
+
+// openModel opens a --model value: "SCHEME:REST" when a backend is
+// registered for SCHEME, else a model file or directory.
+func openModel(ctx context.Context, spec string) (model.Backend, error) {
+	if spec == "" {
+		return nil, usageErr(errors.New("no model given; use --model script:FILE or --model MODEL.gguf"))
+	}
+	if scheme, rest, ok := strings.Cut(spec, ":"); ok {
+		if open, ok := modelOpeners[scheme]; ok {
+			b, err := open(ctx, rest)
+			if err != nil {
+				return nil, usageErr(err)
+			}
+			return b, nil
+		}
+		if len(scheme) > 1 && isWord(scheme) {
+			if _, err := os.Stat(spec); err != nil {
+				return nil, usageErr(fmt.Errorf("model backend %q is not built into this droidgo", scheme))
+			}
+		}
+	}
+	open, ok := modelOpeners["file"]
+	if !ok {
+		return nil, usageErr(fmt.Errorf("running model files (%s) is not built in yet; use --model script:FILE", spec))
+	}
+	b, err := open(ctx, spec)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return b, nil
+}
+
+func isWord(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func runRun(o *runOptions) error {
+	g := o.g
+	cfg, err := o.settings()
+	if err != nil {
+		return err
+	}
+	if cfg.MaxSteps <= 0 {
+		return usageErr(fmt.Errorf("--max-steps must be at least 1, not %d", cfg.MaxSteps))
+	}
+	if cfg.ThinkBudget < 0 {
+		return usageErr(fmt.Errorf("--think-budget must not be negative, not %d", cfg.ThinkBudget))
+	}
+	ctx, cancel := context.WithCancel(g.ctx)
+	defer cancel()
+
+	dev, devName, err := o.openDevice(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if c, ok := dev.(io.Closer); ok {
+		defer c.Close()
+	}
+	task := strings.TrimSpace(o.task)
+	if task == "" {
+		if t, ok := dev.(interface{ Task() string }); ok {
+			task = t.Task()
+		}
+	}
+	if task == "" {
+		return usageErr(errors.New("no task given; say what to do, e.g. droidgo run \"Turn on Wi-Fi\""))
+	}
+	backend, err := openModel(ctx, cfg.Model)
+	if err != nil {
+		return err
+	}
+	if c, ok := backend.(io.Closer); ok {
+		defer c.Close()
+	}
+
+	lc := loop.Config{
+		Task:        task,
+		Device:      dev,
+		DeviceName:  devName,
+		Model:       backend,
+		MaxSteps:    cfg.MaxSteps,
+		Think:       cfg.Think,
+		ThinkBudget: cfg.ThinkBudget,
+		Constrain:   cfg.Constrain,
+		StepMode:    o.step,
+		Sensitive:   cfg.Sensitive,
+		Sampling:    model.Sampling{Temperature: 1.0, TopP: 0.95},
+		Now:         testClock.now,
+		Sleep:       testClock.sleep,
+	}
+	if cfg.ThinkBudget > 0 {
+		// Room for the answer after a closed reasoning.
+		lc.MaxTokens = cfg.ThinkBudget + 512
+	}
+	if o.poll > 0 {
+		lc.PollInterval = o.poll
+	} else if o.sim != "" {
+		lc.PollInterval = 10 * time.Millisecond
+	}
+	if s, ok := dev.(interface{ Success() bool }); ok {
+		lc.Verify = func(context.Context) error {
+			if !s.Success() {
+				return fmt.Errorf("the simulator says the task %q is not done", task)
+			}
+			return nil
+		}
+	}
+
+	var sinks []func(loop.Event)
+	var rec *recording.Writer
+	if o.record != "" {
+		created := time.Now
+		if testClock.now != nil {
+			created = testClock.now
+		}
+		rec, err = recording.Create(o.record, recording.Header{
+			Created:  created().UTC(),
+			Scripted: strings.HasPrefix(backend.Name(), "script:"),
+			Task:     task,
+			Model:    backend.Name(),
+			Device:   devName,
+			Note:     recordingNote(backend.Name()),
+		})
+		if err != nil {
+			return usageErr(err)
+		}
+		sinks = append(sinks, rec.Event)
+	}
+
+	useTUI := !o.json && !o.noTUI && writerIsTerminal(g.stdout)
+	var res loop.Result
+	switch {
+	case useTUI:
+		res, err = runWithTUI(ctx, cancel, o, lc, sinks, tui.Options{
+			Task: task, Device: devName, Model: backend.Name(), MaxSteps: cfg.MaxSteps, StepMode: o.step,
+		})
+	default:
+		var printer func(loop.Event)
+		if o.json {
+			printer = report.NewJSON(g.stdout).Event
+		} else {
+			printer = report.NewText(g.stdout).Event
+		}
+		if o.step {
+			lc.Approver = lineApprover(g.stdin, g.stderr)
+		}
+		lc.OnEvent = fanout(append(sinks, printer)...)
+		res = loop.Run(ctx, lc)
+	}
+	if rec != nil {
+		if cerr := rec.Close(); cerr != nil {
+			fmt.Fprintf(g.stderr, "droidgo: %v\n", cerr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !res.Success {
+		return exitCode(1)
+	}
+	return nil
+}
+
+func recordingNote(modelName string) string {
+	if strings.HasPrefix(modelName, "script:") {
+		return "scripted run: the model output was written by hand (model/script), not generated by a model"
+	}
+	return ""
+}
+
+// fanout delivers each event to every sink in order.
+func fanout(sinks ...func(loop.Event)) func(loop.Event) {
+	return func(ev loop.Event) {
+		for _, s := range sinks {
+			s(ev)
+		}
+	}
+}
+
+// runWithTUI runs the loop in the background and the UI in front. Quitting
+// the UI cancels the run, which still ends with a result and a flushed
+// recording.
+func runWithTUI(ctx context.Context, cancel context.CancelFunc, o *runOptions, lc loop.Config, sinks []func(loop.Event), uo tui.Options) (loop.Result, error) {
+	uo.Cancel = cancel
+	uo.In = o.g.stdin
+	uo.Out = o.g.stdout
+	ui := tui.New(uo)
+	lc.Approver = ui.Approve
+	// The user can turn step mode on with a key, so the UI sees every call.
+	lc.ConsultAlways = true
+	lc.OnEvent = fanout(append(sinks, ui.Send)...)
+	done := make(chan loop.Result, 1)
+	go func() {
+		res := loop.Run(ctx, lc)
+		ui.Close()
+		done <- res
+	}()
+	uiErr := ui.Run(ctx)
+	cancel()
+	res := <-done
+	printSummary(o.g.stdout, res)
+	if uiErr != nil && !errors.Is(uiErr, context.Canceled) {
+		return res, fmt.Errorf("terminal UI: %w", uiErr)
+	}
+	return res, nil
+}
+
+// printSummary leaves the result on the terminal once the UI is gone.
+func printSummary(w io.Writer, res loop.Result) {
+	verdict := "FAILURE"
+	if res.Success {
+		verdict = "SUCCESS"
+	}
+	fmt.Fprintf(w, "%s: %s", verdict, res.Reason)
+	if res.Summary != "" {
+		fmt.Fprintf(w, " (%q)", res.Summary)
+	}
+	fmt.Fprintf(w, " — %d steps in %.1f s\n", res.Steps, res.Seconds)
+}
+
+// lineApprover asks on the terminal's stdin for step mode without the TUI.
+func lineApprover(in io.Reader, out io.Writer) loop.Approver {
+	br := bufio.NewReader(in)
+	var mu sync.Mutex
+	return func(ctx context.Context, req loop.ApprovalRequest) (loop.Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		for {
+			label := ""
+			if req.Label != "" {
+				label = fmt.Sprintf(" on %q", req.Label)
+			}
+			fmt.Fprintf(out, "approve %s%s (%s)? [y]es, [s]kip, [a]bort: ", req.Call.String(), label, req.Reason)
+			line, err := readLine(ctx, br)
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					return loop.Decision{Verdict: loop.Abort}, nil
+				}
+				return loop.Decision{}, err
+			}
+			switch strings.ToLower(strings.TrimSpace(line)) {
+			case "y", "yes":
+				return loop.Decision{Verdict: loop.Approve}, nil
+			case "s", "skip", "n", "no":
+				return loop.Decision{Verdict: loop.Skip}, nil
+			case "a", "abort", "q", "quit":
+				return loop.Decision{Verdict: loop.Abort}, nil
+			}
+		}
+	}
+}
+
+// readLine reads a line, giving up when ctx ends (the read itself is left
+// behind; the process is about to end then).
+func readLine(ctx context.Context, br *bufio.Reader) (string, error) {
+	type result struct {
+		s   string
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		s, err := br.ReadString('\n')
+		if err != nil && s != "" && errors.Is(err, io.EOF) {
+			err = nil
+		}
+		ch <- result{s, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case r := <-ch:
+		return r.s, r.err
+	}
+}

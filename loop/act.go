@@ -1,0 +1,386 @@
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/uixml"
+)
+
+// AppLister is implemented by devices that can list their launchable apps;
+// the loop then checks open_app's name before running it.
+type AppLister interface {
+	// Apps returns the labels and packages of the launchable apps.
+	Apps(ctx context.Context) ([]string, error)
+}
+
+// target is the element a call acts on, if any.
+type target struct {
+	index int // -1 when the call has no element
+	el    uixml.Element
+	node  uixml.Node
+}
+
+var noTarget = target{index: -1}
+
+func (t target) elementPtr() *int {
+	if t.index < 0 {
+		return nil
+	}
+	i := t.index
+	return &i
+}
+
+// quoted is the element's label for history lines, e.g. ` "Wi-Fi"`.
+func (t target) quoted() string {
+	if t.index < 0 || t.el.Label == "" {
+		return ""
+	}
+	return fmt.Sprintf(" %q", t.el.Label)
+}
+
+// intArg returns an integer argument. Values come coerced as int64, but
+// recordings and backends' own parsers may give float64 or strings.
+func intArg(c action.Call, name string) (int, bool, error) {
+	v, ok := c.Arguments[name]
+	if !ok || v == nil {
+		return 0, false, nil
+	}
+	switch x := v.(type) {
+	case int:
+		return x, true, nil
+	case int64:
+		return int(x), true, nil
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1e9 {
+			return 0, true, fmt.Errorf("%s must be a whole number, not %v", name, x)
+		}
+		return int(x), true, nil
+	case json.Number:
+		n, err := strconv.Atoi(string(x))
+		if err != nil {
+			return 0, true, fmt.Errorf("%s must be a whole number, not %q", name, x)
+		}
+		return n, true, nil
+	case string:
+		n, err := strconv.Atoi(strings.TrimSpace(x))
+		if err != nil {
+			return 0, true, fmt.Errorf("%s must be a whole number, not %q", name, x)
+		}
+		return n, true, nil
+	}
+	return 0, true, fmt.Errorf("%s must be a whole number, not %v", name, v)
+}
+
+func numArg(c action.Call, name string) (float64, bool, error) {
+	v, ok := c.Arguments[name]
+	if !ok || v == nil {
+		return 0, false, nil
+	}
+	switch x := v.(type) {
+	case int:
+		return float64(x), true, nil
+	case int64:
+		return float64(x), true, nil
+	case float64:
+		return x, true, nil
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return f, true, nil
+		}
+	}
+	return 0, true, fmt.Errorf("%s must be a number, not %v", name, v)
+}
+
+func strArg(c action.Call, name string) string {
+	switch x := c.Arguments[name].(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// validate checks call against the current screen before anything runs.
+func (r *runner) validate(ctx context.Context, call action.Call) (target, error) {
+	if _, ok := action.Lookup(r.cfg.Tools, call.Name); !ok {
+		return noTarget, fmt.Errorf("unknown tool %q; the tools are %s", call.Name, strings.Join(action.Names(r.cfg.Tools), ", "))
+	}
+	t, err := r.elementArg(call)
+	if err != nil {
+		return t, err
+	}
+	switch call.Name {
+	case action.Tap, action.LongPress:
+		if t.index < 0 {
+			return t, errors.New("index is required")
+		}
+	case action.TypeText:
+		if strArg(call, "text") == "" {
+			return t, errors.New("text is empty")
+		}
+	case action.Swipe:
+		dir := strArg(call, "direction")
+		if !slices.Contains(action.Directions, dir) {
+			return t, fmt.Errorf("direction %q is not one of %s", dir, strings.Join(action.Directions, ", "))
+		}
+	case action.PressKey:
+		key := strArg(call, "key")
+		if _, ok := action.Keys[key]; !ok {
+			return t, fmt.Errorf("key %q is not known; keys are %s", key, strings.Join(action.KeyNames(), ", "))
+		}
+	case action.OpenApp:
+		name := strings.TrimSpace(strArg(call, "name"))
+		if name == "" {
+			return t, errors.New("app name is empty")
+		}
+		if l, ok := r.cfg.Device.(AppLister); ok {
+			if apps, err := l.Apps(ctx); err == nil && !containsFold(apps, name) {
+				return t, fmt.Errorf("no app %q on this phone", name)
+			}
+		}
+	case action.Wait:
+		s, ok, err := numArg(call, "seconds")
+		if err != nil {
+			return t, err
+		}
+		if ok && (s < 0 || s > 30) {
+			return t, fmt.Errorf("seconds must be between 0 and 30, not %v", s)
+		}
+	}
+	return t, nil
+}
+
+// elementArg resolves the call's index argument against the screen.
+func (r *runner) elementArg(call action.Call) (target, error) {
+	idx, ok, err := intArg(call, "index")
+	if err != nil {
+		return noTarget, err
+	}
+	if !ok {
+		return noTarget, nil
+	}
+	if r.screen == nil {
+		return noTarget, fmt.Errorf("index %d cannot be used: the screen could not be read", idx)
+	}
+	el, node, found := r.screen.ElementByIndex(idx)
+	if !found {
+		if v := validIndices(r.screen); v != "" {
+			return noTarget, fmt.Errorf("index %d is not on the screen; valid indices are %s", idx, v)
+		}
+		return noTarget, fmt.Errorf("index %d is not on the screen, which has no elements", idx)
+	}
+	return target{index: idx, el: el, node: node}, nil
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// sensitive says why call needs approval under the policy, or "".
+func (r *runner) sensitive(call action.Call, t target) string {
+	switch call.Name {
+	case action.TypeText:
+		if t.index >= 0 && t.node.Password {
+			return fmt.Sprintf("typing into the password field %q", t.el.Label)
+		}
+		if t.index < 0 && r.screen != nil {
+			for _, n := range r.screen.Nodes {
+				if n.Focused && n.Password {
+					return "typing into a password field"
+				}
+			}
+		}
+	case action.Tap, action.LongPress:
+		if t.index >= 0 {
+			if w := matchWord(r.cfg.Sensitive, t.el.Label); w != "" {
+				return fmt.Sprintf("label %q matches the sensitive word %q", t.el.Label, w)
+			}
+		}
+	}
+	return ""
+}
+
+// matchWord returns the first word of words found in label as a whole
+// word, ignoring case.
+func matchWord(words []string, label string) string {
+	lower := strings.ToLower(label)
+	for _, w := range words {
+		if w != "" && hasWord(lower, strings.ToLower(w)) {
+			return w
+		}
+	}
+	return ""
+}
+
+// hasWord reports whether w occurs in s with no letter or digit right
+// before or after it.
+func hasWord(s, w string) bool {
+	for off := 0; off <= len(s); {
+		i := strings.Index(s[off:], w)
+		if i < 0 {
+			return false
+		}
+		start, end := off+i, off+i+len(w)
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if (start == 0 || !isWordRune(before)) && (end == len(s) || !isWordRune(after)) {
+			return true
+		}
+		off = start + 1
+	}
+	return false
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// approve applies step mode and the sensitive-action policy. A nil call
+// with a nil error means the call was not run and the step is over.
+func (r *runner) approve(ctx context.Context, call action.Call, t target) (*action.Call, target, error) {
+	reason := r.sensitive(call, t)
+	must := reason != "" || r.cfg.StepMode
+	if !must && !(r.cfg.ConsultAlways && r.cfg.Approver != nil) {
+		return &call, t, nil
+	}
+	if reason != "" && r.cfg.Approver == nil {
+		r.emit(Event{Type: EvAction, Call: &call, Element: t.elementPtr(), Detail: "not run", Error: "needs approval: " + reason})
+		r.notes = append(r.notes, fmt.Sprintf("%s was not run: it needs the user's approval (%s) and nobody can give it. Do something else or call task_complete.", call.String(), reason))
+		r.addHistory(fmt.Sprintf("%s%s -> refused: needs approval", call.String(), t.quoted()))
+		return nil, t, r.failedStep("")
+	}
+	if r.cfg.Approver == nil { // step mode without anyone to ask
+		return &call, t, nil
+	}
+	text := reason
+	if text == "" && r.cfg.StepMode {
+		text = "step mode"
+	}
+	if must {
+		r.emit(Event{Type: EvApproval, Call: &call, Element: t.elementPtr(), Text: text})
+	}
+	d, err := r.cfg.Approver(ctx, ApprovalRequest{Step: r.step, Call: call, Label: t.el.Label, Sensitive: reason != "", Reason: text})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, t, ctx.Err()
+		}
+		return nil, t, fmt.Errorf("approval: %w", err)
+	}
+	switch d.Verdict {
+	case Approve:
+		return &call, t, nil
+	case Skip:
+		r.emit(Event{Type: EvAction, Call: &call, Element: t.elementPtr(), Detail: "skipped by the user"})
+		r.notes = append(r.notes, fmt.Sprintf("The user skipped %s. Do something else.", call.String()))
+		r.addHistory(fmt.Sprintf("%s%s -> skipped by the user", call.String(), t.quoted()))
+		return nil, t, nil
+	case Edit:
+		edited := d.Call
+		if edited.Arguments == nil {
+			edited.Arguments = map[string]any{}
+		}
+		nt, err := r.validate(ctx, edited)
+		if err != nil {
+			r.emit(Event{Type: EvAction, Call: &edited, Element: nt.elementPtr(), Detail: "not run", Error: err.Error()})
+			r.addHistory(fmt.Sprintf("%s -> the user's edit is invalid: %v", edited.String(), err))
+			return nil, nt, nil
+		}
+		r.warn(fmt.Sprintf("the user changed %s to %s", call.String(), edited.String()))
+		return &edited, nt, nil
+	case Abort:
+		return nil, t, stop("stopped by the user")
+	}
+	return nil, t, fmt.Errorf("approval: unknown verdict %d", d.Verdict)
+}
+
+// execute maps call onto device operations. The device layer quotes for
+// the shell; values are passed literally.
+func (r *runner) execute(ctx context.Context, call action.Call, t target) (detail string, err error) {
+	dev := r.cfg.Device
+	switch call.Name {
+	case action.Tap:
+		x, y := t.el.X, t.el.Y
+		return fmt.Sprintf("tap %d %d", x, y), dev.Tap(ctx, x, y)
+	case action.LongPress:
+		x, y := t.el.X, t.el.Y
+		return fmt.Sprintf("long press %d %d", x, y), dev.LongPress(ctx, x, y)
+	case action.TypeText:
+		text := strArg(call, "text")
+		detail = fmt.Sprintf("type %q", text)
+		if t.index >= 0 {
+			x, y := t.el.X, t.el.Y
+			if err := dev.Tap(ctx, x, y); err != nil {
+				return fmt.Sprintf("tap %d %d", x, y), err
+			}
+			detail = fmt.Sprintf("tap %d %d, %s", x, y, detail)
+		}
+		return detail, dev.Type(ctx, text)
+	case action.Swipe:
+		x1, y1, x2, y2, err := r.swipeCoords(ctx, strArg(call, "direction"), t)
+		if err != nil {
+			return "swipe", err
+		}
+		return fmt.Sprintf("swipe %d %d %d %d", x1, y1, x2, y2), dev.Swipe(ctx, x1, y1, x2, y2, 300*time.Millisecond)
+	case action.PressKey:
+		key := strArg(call, "key")
+		return "key " + key, dev.Key(ctx, key)
+	case action.OpenApp:
+		name := strings.TrimSpace(strArg(call, "name"))
+		return "open " + name, dev.OpenApp(ctx, name)
+	case action.Wait:
+		s, _, _ := numArg(call, "seconds")
+		d := time.Duration(s * float64(time.Second))
+		return fmt.Sprintf("wait %v", d), r.cfg.Sleep(ctx, d)
+	}
+	return "", fmt.Errorf("%s cannot be executed", call.Name)
+}
+
+// swipeCoords returns a swipe in direction across the element's bounds, or
+// across the middle of the screen without an element. The stroke covers
+// 60% of the area so it scrolls without starting on an edge.
+func (r *runner) swipeCoords(ctx context.Context, direction string, t target) (x1, y1, x2, y2 int, err error) {
+	var b uixml.Rect
+	if t.index >= 0 {
+		b = t.node.Bounds
+	} else {
+		w, h := 0, 0
+		if r.screen != nil {
+			w, h = r.screen.Width, r.screen.Height
+		}
+		if w <= 0 || h <= 0 {
+			if w, h, err = r.cfg.Device.Size(ctx); err != nil {
+				return 0, 0, 0, 0, fmt.Errorf("screen size: %w", err)
+			}
+		}
+		b = uixml.Rect{X2: w, Y2: h}
+	}
+	cx, cy := b.Center()
+	dx, dy := (b.X2-b.X1)*3/10, (b.Y2-b.Y1)*3/10
+	switch direction {
+	case "up":
+		return cx, cy + dy, cx, cy - dy, nil
+	case "down":
+		return cx, cy - dy, cx, cy + dy, nil
+	case "left":
+		return cx + dx, cy, cx - dx, cy, nil
+	default:
+		return cx - dx, cy, cx + dx, cy, nil
+	}
+}

@@ -1,0 +1,145 @@
+package loop
+
+import (
+	"context"
+	"time"
+
+	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/model"
+)
+
+// Defaults used when a Config field is left zero.
+const (
+	DefaultMaxSteps      = 20
+	DefaultPollInterval  = 300 * time.Millisecond
+	DefaultSettleTimeout = 5 * time.Second
+	DefaultDumpRetries   = 3
+	DefaultHistory       = 8
+	// maxFailedSteps ends a run after this many steps in a row without a
+	// usable call or with a device error, so a broken model or phone does
+	// not burn the whole step budget.
+	maxFailedSteps = 3
+)
+
+// DefaultSensitive is the default list of labels whose elements always wait
+// for approval before they are tapped.
+var DefaultSensitive = []string{"Pay", "Buy", "Send", "Delete"}
+
+// Config is everything one run needs.
+type Config struct {
+	Task string
+	// Device is the phone; DeviceName is how it is shown.
+	Device     device.Device
+	DeviceName string
+	// Model generates the agent's turns.
+	Model model.Backend
+	// Tools is the action space offered to the model; nil means action.Tools.
+	Tools []action.Tool
+
+	// MaxSteps bounds the number of steps; 0 means DefaultMaxSteps.
+	MaxSteps int
+	// Think turns the model's reasoning phase on.
+	Think bool
+	// ThinkBudget caps the reasoning of one turn in tokens (0: no cap). At
+	// the cap the loop closes the reasoning and takes the answer anyway.
+	ThinkBudget int
+	// MaxTokens bounds a whole turn; 0 leaves it to the backend.
+	MaxTokens int
+	Sampling  model.Sampling
+	// Constrain asks backends that can to limit the answer to a valid call
+	// (model.ChatRequest.Constrain), with the screen's indices.
+	Constrain bool
+
+	// StepMode makes every action wait for Approver.
+	StepMode bool
+	// ConsultAlways passes every action to Approver, which decides itself
+	// whether to wait: for a UI whose user can turn step mode on mid-run.
+	// EvApproval is still emitted only for actions that must wait (step
+	// mode or sensitive).
+	ConsultAlways bool
+	// Approver is asked before sensitive actions and, in step mode, before
+	// every action. A nil Approver refuses sensitive actions.
+	Approver Approver
+	// Sensitive lists labels (matched as whole words, ignoring case) whose
+	// elements need approval; nil means DefaultSensitive, an empty non-nil
+	// slice turns the label policy off. Typing into a password field always
+	// needs approval.
+	Sensitive []string
+
+	// Verify, when set, is asked once the model calls task_complete; an
+	// error makes the run a failure with the error as the reason. The
+	// simulator's success predicate plugs in here.
+	Verify func(ctx context.Context) error
+
+	// OnEvent receives every event, synchronously and in order. It must be
+	// quick: consumers that draw should queue and coalesce.
+	OnEvent func(Event)
+
+	// PollInterval is the pause between the dumps that check the screen
+	// has settled and between dump retries; 0 means DefaultPollInterval.
+	PollInterval time.Duration
+	// SettleTimeout bounds the wait for a settled screen; 0 means
+	// DefaultSettleTimeout.
+	SettleTimeout time.Duration
+	// DumpRetries is how many times a dump that fails with
+	// device.ErrDumpNotIdle (or does not parse) is tried again before the
+	// failure is reported; 0 means DefaultDumpRetries.
+	DumpRetries int
+	// History is how many past steps the prompt summarises; 0 means
+	// DefaultHistory.
+	History int
+
+	// Now and Sleep replace the clock in tests. Sleep must return early
+	// with ctx.Err() when ctx ends.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+func (c *Config) setDefaults() {
+	if c.Tools == nil {
+		c.Tools = action.Tools
+	}
+	if c.MaxSteps <= 0 {
+		c.MaxSteps = DefaultMaxSteps
+	}
+	if c.Sensitive == nil {
+		c.Sensitive = DefaultSensitive
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = DefaultPollInterval
+	}
+	if c.SettleTimeout <= 0 {
+		c.SettleTimeout = DefaultSettleTimeout
+	}
+	if c.DumpRetries <= 0 {
+		c.DumpRetries = DefaultDumpRetries
+	}
+	if c.History <= 0 {
+		c.History = DefaultHistory
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Sleep == nil {
+		c.Sleep = sleep
+	}
+	if c.OnEvent == nil {
+		c.OnEvent = func(Event) {}
+	}
+}
+
+// sleep waits for d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,204 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/toolparse"
+)
+
+// turn is one generated assistant turn.
+type turn struct {
+	reasoning string
+	closed    bool // the reasoning was closed (by the model or the budget)
+	content   string
+	calls     []action.Call // calls the backend parsed itself
+	stats     model.Stats
+	// retryNoThink is set when the thinking budget ran out and the
+	// backend could not close the reasoning in-stream.
+	retryNoThink bool
+}
+
+// raw reconstructs the model's output text as the parser expects it.
+func (t turn) raw(think bool) string {
+	if !think {
+		return t.content
+	}
+	if t.closed {
+		return t.reasoning + "</think>" + t.content
+	}
+	return t.reasoning
+}
+
+// decide asks the model for this step's call: one turn, and one corrective
+// turn when the first has no usable call. A nil call with a nil error is a
+// failed step.
+func (r *runner) decide(ctx context.Context) (*action.Call, error) {
+	msgs := r.messages()
+	r.notes = nil
+	r.emit(Event{Type: EvPrompt, Messages: msgs})
+
+	call, problems, answer, err := r.ask(ctx, msgs)
+	if err != nil || call != nil {
+		return call, err
+	}
+	r.warn("no usable tool call in the answer; asking once more")
+	// The failed answer goes back without its reasoning: the template
+	// drops past reasoning anyway, and the prompt stays short.
+	if strings.TrimSpace(answer) == "" {
+		answer = "(no answer after the reasoning)"
+	}
+	msgs = append(msgs,
+		model.Message{Role: model.RoleAssistant, Content: strings.TrimSpace(answer)},
+		model.Message{Role: model.RoleUser, Content: r.corrective(problems)})
+	r.emit(Event{Type: EvPrompt, Messages: msgs})
+	call, _, _, err = r.ask(ctx, msgs)
+	return call, err
+}
+
+// ask runs one turn (twice when the thinking budget forces thinking off)
+// and parses it. problems says why no call came out; answer is the text
+// after the reasoning.
+func (r *runner) ask(ctx context.Context, msgs []model.Message) (call *action.Call, problems []string, answer string, err error) {
+	think := r.cfg.Think
+	t, err := r.generate(ctx, msgs, think)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if t.retryNoThink {
+		r.warn("the backend cannot close the reasoning; asking again with thinking off")
+		think = false
+		if t, err = r.generate(ctx, msgs, false); err != nil {
+			return nil, nil, "", err
+		}
+	}
+	raw := t.raw(think)
+	info := &ParseInfo{Raw: raw}
+	var calls []action.Call
+	if len(t.calls) > 0 {
+		calls = t.calls
+		info.Format = "backend"
+	} else {
+		res := toolparse.Parse(raw, toolparse.Options{InThinking: think, Tools: r.cfg.Tools})
+		calls = res.Calls
+		info.Format = string(res.Format)
+		info.Recoveries = res.Recoveries
+		info.Errors = res.Errors
+	}
+	if len(calls) == 0 {
+		if len(info.Errors) == 0 {
+			info.Errors = []string{"no tool call found"}
+		}
+		if info.Format == "" {
+			info.Format = string(toolparse.FormatNone)
+		}
+		r.emit(Event{Type: EvToolCall, Parse: info})
+		return nil, info.Errors, t.content, nil
+	}
+	if len(calls) > 1 {
+		info.Recoveries = append(info.Recoveries, fmt.Sprintf("kept the first of %d calls", len(calls)))
+	}
+	c := calls[0]
+	if c.Arguments == nil {
+		c.Arguments = map[string]any{}
+	}
+	r.emit(Event{Type: EvToolCall, Call: &c, Parse: info})
+	return &c, nil, t.content, nil
+}
+
+// generate streams one turn, emitting its tokens, and enforces the
+// thinking budget.
+func (r *runner) generate(ctx context.Context, msgs []model.Message, think bool) (turn, error) {
+	req := model.ChatRequest{
+		Messages:  msgs,
+		Tools:     r.cfg.Tools,
+		Think:     think,
+		MaxTokens: r.cfg.MaxTokens,
+		Sampling:  r.cfg.Sampling,
+		Constrain: r.cfg.Constrain,
+	}
+	if r.screen != nil {
+		for _, e := range r.screen.Elements {
+			req.ValidIndices = append(req.ValidIndices, e.Index)
+		}
+	}
+	st, err := r.cfg.Model.Chat(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return turn{}, ctx.Err()
+		}
+		return turn{}, fmt.Errorf("model: %w", err)
+	}
+	defer st.Close()
+
+	var t turn
+	var reasoning, content strings.Builder
+	thinkTokens := 0
+	closing := false
+	for {
+		d, err := st.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return turn{}, ctx.Err()
+			}
+			return turn{}, fmt.Errorf("model: %w", err)
+		}
+		if d.Reasoning != "" {
+			reasoning.WriteString(d.Reasoning)
+			thinkTokens++
+			r.emit(Event{Type: EvThinking, Text: d.Reasoning})
+		}
+		if d.ReasoningClosed {
+			t.closed = true
+		}
+		if d.Content != "" {
+			content.WriteString(d.Content)
+			r.emit(Event{Type: EvAnswer, Text: d.Content})
+		}
+		t.calls = append(t.calls, d.ToolCalls...)
+		// A delta is usually one token; a backend that batches tokens
+		// still counts them in its stats, and until the reasoning closes
+		// every generated token is a reasoning token.
+		if think && !t.closed && !closing && r.cfg.ThinkBudget > 0 &&
+			max(thinkTokens, st.Stats().GeneratedTokens) >= r.cfg.ThinkBudget {
+			closing = true
+			err := st.CloseReasoning()
+			switch {
+			case err == nil:
+				r.warn(fmt.Sprintf("thinking reached the budget of %d tokens; closing the reasoning", r.cfg.ThinkBudget))
+			case errors.Is(err, model.ErrUnsupported):
+				t.stats = st.Stats()
+				r.emitStats(t.stats)
+				t.reasoning = reasoning.String()
+				t.retryNoThink = true
+				return t, nil
+			default:
+				return turn{}, fmt.Errorf("model: close reasoning: %w", err)
+			}
+		}
+	}
+	t.reasoning = reasoning.String()
+	t.content = content.String()
+	t.stats = st.Stats()
+	r.emitStats(t.stats)
+	return t, nil
+}
+
+func (r *runner) emitStats(s model.Stats) {
+	r.emit(Event{Type: EvModelStats, Stats: &StatsInfo{
+		PromptTokens:    s.PromptTokens,
+		CachedTokens:    s.CachedTokens,
+		GeneratedTokens: s.GeneratedTokens,
+		PrefillMS:       float64(s.Prefill.Microseconds()) / 1000,
+		DecodeMS:        float64(s.Decode.Microseconds()) / 1000,
+		TokensPerSecond: s.DecodeRate(),
+	}})
+}

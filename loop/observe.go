@@ -1,0 +1,143 @@
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/uixml"
+)
+
+// errUnreadable marks a dump that failed in a way worth retrying: the
+// device was not idle or the XML did not parse (a dump cut short).
+type errUnreadable struct{ err error }
+
+func (e *errUnreadable) Error() string { return e.err.Error() }
+func (e *errUnreadable) Unwrap() error { return e.err }
+
+// observe reads the screen once it has settled and makes it current. A
+// screen that cannot be read after retries is not an error: r.screen is
+// nil and the model is told. The error return ends the run.
+func (r *runner) observe(ctx context.Context) error {
+	scr, xml, err := r.settle(ctx)
+	if err != nil {
+		var u *errUnreadable
+		if !errors.As(err, &u) {
+			return err
+		}
+		r.screen, r.xml, r.dumpErr = nil, nil, err
+		r.warn(fmt.Sprintf("the screen could not be read: %v", err))
+		r.notes = append(r.notes, fmt.Sprintf("The screen could not be read (%v), so no elements are listed. You may wait or press a key.", err))
+		if r.prog.dumpFailure() >= maxFailedSteps {
+			return stop("the screen could not be read %d times in a row: %v", maxFailedSteps, err)
+		}
+		return nil
+	}
+	r.prog.dumpOK()
+	r.screen, r.xml, r.dumpErr = scr, xml, nil
+	return nil
+}
+
+// settle dumps the screen until two dumps in a row have the same
+// fingerprint or the settle timeout passes; it returns the last dump.
+func (r *runner) settle(ctx context.Context) (*uixml.Screen, []byte, error) {
+	deadline := r.cfg.Now().Add(r.cfg.SettleTimeout)
+	prev, prevXML, err := r.dump(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for {
+		if !r.cfg.Now().Before(deadline) {
+			r.warn(fmt.Sprintf("the screen did not settle within %v; using the last dump", r.cfg.SettleTimeout))
+			return prev, prevXML, nil
+		}
+		if err := r.cfg.Sleep(ctx, r.cfg.PollInterval); err != nil {
+			return nil, nil, err
+		}
+		cur, curXML, err := r.dump(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cur.Fingerprint() == prev.Fingerprint() {
+			return cur, curXML, nil
+		}
+		prev, prevXML = cur, curXML
+	}
+}
+
+// dump reads and parses one screen, retrying the failures uiautomator is
+// known for.
+func (r *runner) dump(ctx context.Context) (*uixml.Screen, []byte, error) {
+	var last error
+	// A cut-off dump still has most of the screen; it is used when no
+	// whole one comes.
+	var partial *uixml.Screen
+	var partialXML []byte
+	for attempt := 0; attempt <= r.cfg.DumpRetries; attempt++ {
+		if attempt > 0 {
+			if err := r.cfg.Sleep(ctx, r.cfg.PollInterval); err != nil {
+				return nil, nil, err
+			}
+		}
+		xml, err := r.cfg.Device.Dump(ctx)
+		if err == nil {
+			var scr *uixml.Screen
+			scr, err = uixml.Parse(xml)
+			if err == nil {
+				if attempt > 0 {
+					r.warn(fmt.Sprintf("the screen dump failed %d time(s) before it worked (%v)", attempt, last))
+				}
+				return scr, xml, nil
+			}
+			if errors.Is(err, uixml.ErrTruncated) && scr != nil {
+				partial, partialXML = scr, xml
+			}
+			err = &errUnreadable{fmt.Errorf("parse screen: %w", err)}
+		} else if errors.Is(err, device.ErrDumpNotIdle) {
+			err = &errUnreadable{fmt.Errorf("dump screen: %w", err)}
+		} else {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			return nil, nil, fmt.Errorf("dump screen: %w", err)
+		}
+		last = err
+	}
+	if partial != nil {
+		r.warn(fmt.Sprintf("using an incomplete screen dump (%v)", last))
+		return partial, partialXML, nil
+	}
+	return nil, nil, last
+}
+
+// screenInfo describes the current screen for events.
+func (r *runner) screenInfo(ctx context.Context) *ScreenInfo {
+	s := r.screen
+	if s == nil {
+		return nil
+	}
+	info := &ScreenInfo{
+		Width:       s.Width,
+		Height:      s.Height,
+		App:         s.App(),
+		Prompt:      s.Prompt(),
+		Fingerprint: s.Fingerprint(),
+		XML:         string(r.xml),
+		Elements:    make([]ElementInfo, 0, len(s.Elements)),
+	}
+	if info.App == "" {
+		if app, err := r.cfg.Device.CurrentApp(ctx); err == nil {
+			info.App = app
+		}
+	}
+	for _, e := range s.Elements {
+		ei := ElementInfo{Index: e.Index, Label: e.Label, Kind: e.Kind}
+		if e.Node >= 0 && e.Node < len(s.Nodes) {
+			b := s.Nodes[e.Node].Bounds
+			ei.Bounds = [4]int{b.X1, b.Y1, b.X2, b.Y2}
+		}
+		info.Elements = append(info.Elements, ei)
+	}
+	return info
+}

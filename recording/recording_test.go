@@ -1,0 +1,196 @@
+package recording
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/loop"
+)
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func sampleEvents() []loop.Event {
+	el := 2
+	changed := true
+	return []loop.Event{
+		{Type: loop.EvRunStarted, Time: t0, Task: "Turn on Wi-Fi", MaxSteps: 20, Device: "sim:wifi", Model: "script:wifi.txt"},
+		{Type: loop.EvStepStarted, Time: t0.Add(10 * time.Millisecond), Step: 1, Screen: &loop.ScreenInfo{Width: 1080, Height: 2400, Prompt: "[0] button \"Settings\"", XML: "<hierarchy/>", Fingerprint: "f1"}},
+		{Type: loop.EvThinking, Time: t0.Add(50 * time.Millisecond), Step: 1, Text: "Open"},
+		{Type: loop.EvThinking, Time: t0.Add(90 * time.Millisecond), Step: 1, Text: " it"},
+		{Type: loop.EvToolCall, Time: t0.Add(100 * time.Millisecond), Step: 1, Call: &action.Call{Name: "tap", Arguments: map[string]any{"index": float64(2)}}, Parse: &loop.ParseInfo{Format: "native", Raw: "Open it</think><tool_call>..."}},
+		{Type: loop.EvAction, Time: t0.Add(110 * time.Millisecond), Step: 1, Call: &action.Call{Name: "tap", Arguments: map[string]any{"index": float64(2)}}, Element: &el, Detail: "tap 1 2"},
+		{Type: loop.EvScreenChange, Time: t0.Add(20 * time.Second), Step: 1, Changed: &changed},
+		{Type: loop.EvFinished, Time: t0.Add(20*time.Second + 10*time.Millisecond), Step: 1, Result: &loop.Result{Success: true, Reason: "task_complete", Steps: 1, Seconds: 20.01}},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	w, err := Create(path, Header{Scripted: true, Task: "Turn on Wi-Fi", Created: t0, Note: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range sampleEvents() {
+		w.Event(ev)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Header{Type: "recording", Version: Version, Created: t0, Scripted: true, Task: "Turn on Wi-Fi", Note: "n"}
+	if rec.Header != want {
+		t.Errorf("header = %+v, want %+v", rec.Header, want)
+	}
+	if !reflect.DeepEqual(rec.Events, sampleEvents()) {
+		t.Errorf("events differ after a round trip:\n%+v\n%+v", rec.Events, sampleEvents())
+	}
+	if r := rec.Result(); r == nil || !r.Success {
+		t.Errorf("result = %+v", r)
+	}
+	if rec.Started().Task != "Turn on Wi-Fi" {
+		t.Errorf("started = %+v", rec.Started())
+	}
+	first, _ := os.ReadFile(path)
+	if !bytes.HasPrefix(first, []byte(`{"type":"recording","version":1,`)) {
+		t.Errorf("the file does not start with the header: %.60s", first)
+	}
+}
+
+// A run killed mid-way keeps everything up to its last non-token event.
+func TestFlushedPerEvent(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := sampleEvents()
+	for _, ev := range evs[:5] {
+		w.Event(ev)
+	}
+	rec, err := Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Events) != 5 {
+		t.Errorf("%d events on disk before Close, want 5", len(rec.Events))
+	}
+	if rec.Result() != nil {
+		t.Error("an unfinished recording has a result")
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                                  "empty file",
+		"\n\n":                              "empty file",
+		`{"type":"run_started"}`:            `line 1: not a recording: the first line must have "type":"recording"`,
+		"not json":                          "line 1: not a recording header",
+		`{"type":"recording","version":99}`: "version 99 is newer",
+		"{\"type\":\"recording\"}\n{\"type\":\"step_started\",\"step\":\"x\"}": "line 2: bad event",
+		"{\"type\":\"recording\"}\n{\"step\":1}":                               "line 2: event without a type",
+	} {
+		_, err := Read(strings.NewReader(in))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Read(%q) err = %v, want %q", in, err, want)
+		}
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "none.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open of a missing file: %v", err)
+	}
+}
+
+type fakeClock struct {
+	now   time.Time
+	slept []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time { return c.now }
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.slept = append(c.slept, d)
+	c.now = c.now.Add(d)
+	return ctx.Err()
+}
+
+func TestReplayTiming(t *testing.T) {
+	rec := &Recording{Events: sampleEvents()}
+	tests := []struct {
+		speed float64
+		total time.Duration
+	}{
+		// The 19.89 s pause is capped at MaxPause (5 s).
+		{1, 10*time.Millisecond + 40*time.Millisecond + 40*time.Millisecond + 10*time.Millisecond + 10*time.Millisecond + 5*time.Second + 10*time.Millisecond},
+		{2, (5*time.Second + 120*time.Millisecond) / 2},
+		{0, 0},
+	}
+	for _, tt := range tests {
+		c := &fakeClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+		start := c.now
+		var got []loop.Event
+		err := Replay(context.Background(), rec, ReplayOptions{Speed: tt.speed, Now: c.Now, Sleep: c.Sleep}, func(ev loop.Event) { got = append(got, ev) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(rec.Events) {
+			t.Fatalf("speed %v: %d events, want %d", tt.speed, len(got), len(rec.Events))
+		}
+		if d := c.now.Sub(start); d != tt.total {
+			t.Errorf("speed %v: replay took %v, want %v", tt.speed, d, tt.total)
+		}
+		// Times move to the replay clock; everything else is the same.
+		if last := got[len(got)-1].Time; last != start.Add(tt.total) {
+			t.Errorf("speed %v: last event at %v, want %v", tt.speed, last, start.Add(tt.total))
+		}
+		for i := range got {
+			a, b := got[i], rec.Events[i]
+			a.Time, b.Time = time.Time{}, time.Time{}
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("speed %v: event %d changed: %+v", tt.speed, i, a)
+			}
+		}
+	}
+}
+
+func TestReplayCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	err := Replay(ctx, &Recording{Events: sampleEvents()}, ReplayOptions{Speed: 0}, func(loop.Event) {
+		n++
+		if n == 3 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || n != 3 {
+		t.Errorf("err = %v after %d events", err, n)
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{Scripted: true})
+	for _, ev := range sampleEvents() {
+		w.Event(ev)
+	}
+	w.Close()
+	f.Add(buf.String())
+	f.Add(`{"type":"recording"}` + "\n" + `{"type":"x","element":-1,"changed":null}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		rec, err := Read(strings.NewReader(in))
+		if err != nil {
+			return
+		}
+		_ = rec.Result()
+		_ = rec.Started()
+		_ = Replay(context.Background(), rec, ReplayOptions{}, func(loop.Event) {})
+	})
+}
