@@ -1,0 +1,650 @@
+package tui
+
+import (
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/loop"
+)
+
+// Messages of the UI besides keys and window sizes.
+type (
+	// batchMsg carries the events taken from the queue in one go.
+	batchMsg struct {
+		items  []item
+		closed bool
+		at     time.Time
+	}
+	// tickMsg advances the elapsed-time clock.
+	tickMsg time.Time
+	// ctxDoneMsg says the context given to Run has ended, or the process
+	// was interrupted.
+	ctxDoneMsg struct{ why string }
+	// forceQuitMsg ends the UI when the loop did not close in time.
+	forceQuitMsg struct{}
+)
+
+// pane names the scrollable panes, in tab order.
+type pane int
+
+const (
+	paneThinking pane = iota
+	paneElements
+	paneTimeline
+	numPanes
+)
+
+func (p pane) String() string {
+	return [...]string{"Thinking", "Screen", "Timeline"}[p]
+}
+
+// scroll is a pane's scroll state. With follow set the pane keeps its
+// natural position (the newest text, or the target element) and offset is
+// ignored; scrolling by hand clears it and G sets it again.
+type scroll struct {
+	offset int
+	follow bool
+}
+
+// stepEntry is one row of the timeline.
+type stepEntry struct {
+	step       int
+	call       *action.Call
+	acted      bool
+	detail     string
+	err        string
+	recoveries []string
+	parseErrs  []string
+	changed    *bool
+	notes      []string // approvals
+	warnings   []string
+	stats      *loop.StatsInfo
+}
+
+// model is the UI's single bubbletea model. Sub-views are plain methods
+// over its state (view.go); nothing here does I/O: Update only changes
+// state, answers approvals on buffered channels and flips the shared gate.
+type model struct {
+	opts  Options
+	gate  *gate
+	clock func() time.Time
+	wait  func(last time.Time) tea.Cmd // re-issued queue reader; nil in tests
+	keys  keyMap
+	st    styles
+	help  help.Model
+
+	width, height int
+
+	task, device, modelName string
+	maxSteps, step          int
+	tps                     float64
+	started, now            time.Time
+	finishedAt              time.Time
+
+	turns    []*turn // the model's text, one per step; the last is the current
+	screen   *loop.ScreenInfo
+	target   *int
+	timeline []*stepEntry
+	result   *loop.Result
+
+	focus  pane
+	scroll [numPanes]scroll
+	// ver counts changes to what the screen and timeline panes draw; cache
+	// holds their lines for the current ver.
+	ver   int
+	cache [numPanes]paneCache
+
+	paused   bool
+	stepMode bool
+
+	approvals []*approval // waiting for the user; the first is shown
+	editing   bool
+	input     textinput.Model
+	editErr   string
+
+	closed   bool // the loop closed the UI: no more events
+	stopping bool // quit was asked (or ctx ended): leave once closed
+	userQuit bool
+	message  string
+
+	// observe, set by tests, sees the state after every Update, on the
+	// UI's goroutine.
+	observe func(*model)
+}
+
+func newModel(opts Options, g *gate, clock func() time.Time) *model {
+	m := &model{
+		opts:      opts,
+		gate:      g,
+		clock:     clock,
+		keys:      defaultKeys(),
+		st:        defaultStyles(),
+		help:      help.New(),
+		width:     80,
+		height:    24,
+		task:      opts.Task,
+		device:    opts.Device,
+		modelName: opts.Model,
+		maxSteps:  opts.MaxSteps,
+		stepMode:  opts.StepMode,
+		focus:     paneThinking,
+	}
+	m.help.Styles = m.st.help
+	for i := range m.scroll {
+		m.scroll[i].follow = true
+	}
+	m.input = textinput.New()
+	m.input.Prompt = "edit> "
+	m.input.CharLimit = 2000
+	m.started = clock()
+	m.now = m.started
+	return m
+}
+
+// Init starts reading the queue and the clock.
+func (m *model) Init() tea.Cmd {
+	return tea.Batch(m.next(time.Time{}), m.tick())
+}
+
+func (m *model) next(last time.Time) tea.Cmd {
+	if m.wait == nil {
+		return nil
+	}
+	return m.wait(last)
+}
+
+func (m *model) tick() tea.Cmd {
+	if m.wait == nil {
+		return nil
+	}
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+// Update applies one message to the state.
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	mm, cmd := m.update(msg)
+	if m.observe != nil {
+		m.observe(m)
+	}
+	return mm, cmd
+}
+
+func (m *model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.input.SetWidth(max(10, m.width-len(m.input.Prompt)-2))
+		m.clampScrolls()
+		return m, nil
+	case batchMsg:
+		for _, it := range msg.items {
+			m.apply(it)
+		}
+		m.clampScrolls()
+		if msg.closed {
+			m.closed = true
+			if m.stopping || m.opts.ExitOnFinish {
+				return m, tea.Quit
+			}
+			return m, nil
+		}
+		if m.opts.ExitOnFinish && m.result != nil && len(m.approvals) == 0 {
+			return m, tea.Quit
+		}
+		return m, m.next(msg.at)
+	case tickMsg:
+		m.now = m.clock()
+		if m.result != nil {
+			return m, nil
+		}
+		return m, m.tick()
+	case ctxDoneMsg:
+		why := msg.why
+		if why == "" {
+			why = "the run was cancelled"
+		}
+		m.stop(why)
+		if m.closed {
+			return m, tea.Quit
+		}
+		return m, tea.Tick(3*time.Second, func(time.Time) tea.Msg { return forceQuitMsg{} })
+	case forceQuitMsg:
+		return m, tea.Quit
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	if m.editing {
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(msg)
+		return m, cmd
+	}
+	return m, nil
+}
+
+// stop cancels the run and answers whatever waits with Abort; the UI stays
+// to show the end of the run until the loop closes it.
+func (m *model) stop(why string) {
+	if !m.stopping && m.opts.Cancel != nil {
+		m.opts.Cancel()
+	}
+	m.stopping = true
+	for _, a := range m.approvals {
+		a.reply <- loop.Decision{Verdict: loop.Abort}
+	}
+	m.approvals = nil
+	m.editing = false
+	m.paused = false
+	m.gate.setPaused(false)
+	if m.result == nil {
+		m.message = why + ": waiting for the run to stop (q again to leave now)"
+	}
+}
+
+func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if k.String() == "ctrl+c" || (!m.editing && key.Matches(k, m.keys.Quit)) {
+		m.userQuit = true
+		if m.closed || m.stopping || m.result != nil {
+			m.stop("quit")
+			return m, tea.Quit
+		}
+		m.stop("quit")
+		return m, nil
+	}
+	if m.editing {
+		return m.editKey(k)
+	}
+	if len(m.approvals) > 0 {
+		a := m.approvals[0]
+		switch {
+		case key.Matches(k, m.keys.Approve):
+			m.answer1(loop.Decision{Verdict: loop.Approve}, "approved")
+			return m, nil
+		case key.Matches(k, m.keys.Skip):
+			m.answer1(loop.Decision{Verdict: loop.Skip}, "skipped")
+			return m, nil
+		case key.Matches(k, m.keys.Abort):
+			m.answer1(loop.Decision{Verdict: loop.Abort}, "aborted")
+			return m, nil
+		case key.Matches(k, m.keys.Edit):
+			m.editing = true
+			m.editErr = ""
+			m.input.SetValue(formatCall(a.req.Call))
+			m.input.CursorEnd()
+			return m, m.input.Focus()
+		}
+	}
+	switch {
+	case key.Matches(k, m.keys.Pause):
+		if m.stopping || m.result != nil {
+			// Holding a run that is ending could only hang it.
+			return m, nil
+		}
+		m.paused = !m.paused
+		m.gate.setPaused(m.paused)
+		if m.paused {
+			m.message = "paused: the run holds before its next step or action"
+		} else {
+			m.message = "resumed"
+		}
+	case key.Matches(k, m.keys.StepMode):
+		if !m.opts.StepMode {
+			// The loop consults the approver for every call only when
+			// the run started in step mode; turning it on here would
+			// promise holds that cannot happen.
+			m.message = "step mode needs a run started with --step"
+			return m, nil
+		}
+		m.stepMode = !m.stepMode
+		m.gate.setStepMode(m.stepMode)
+		if m.stepMode {
+			m.message = "step mode on: each action waits for approval"
+			return m, nil
+		}
+		m.message = "step mode off"
+		// Calls shown only because of step mode go ahead; sensitive ones
+		// still wait.
+		kept := m.approvals[:0]
+		for _, a := range m.approvals {
+			if a.req.Sensitive {
+				kept = append(kept, a)
+			} else {
+				a.reply <- loop.Decision{Verdict: loop.Approve}
+			}
+		}
+		m.approvals = kept
+	case key.Matches(k, m.keys.NextPane):
+		m.focus = (m.focus + 1) % numPanes
+	case key.Matches(k, m.keys.PrevPane):
+		m.focus = (m.focus + numPanes - 1) % numPanes
+	case key.Matches(k, m.keys.Up):
+		m.scrollBy(-1)
+	case key.Matches(k, m.keys.Down):
+		m.scrollBy(1)
+	case key.Matches(k, m.keys.PageUp):
+		m.scrollBy(-max(1, m.paneHeight(m.focus)-1))
+	case key.Matches(k, m.keys.PageDown):
+		m.scrollBy(max(1, m.paneHeight(m.focus)-1))
+	case key.Matches(k, m.keys.Top):
+		m.scroll[m.focus] = scroll{offset: 0}
+	case key.Matches(k, m.keys.Bottom):
+		m.scroll[m.focus] = scroll{follow: true}
+	case key.Matches(k, m.keys.Help):
+		m.help.ShowAll = !m.help.ShowAll
+	}
+	return m, nil
+}
+
+func (m *model) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	switch {
+	case key.Matches(k, m.keys.Cancel):
+		m.editing = false
+		m.editErr = ""
+		m.input.Blur()
+		return m, nil
+	case key.Matches(k, m.keys.Apply):
+		c, err := parseCall(m.input.Value())
+		if err != nil {
+			m.editErr = err.Error()
+			return m, nil
+		}
+		m.editing = false
+		m.editErr = ""
+		m.input.Blur()
+		m.answer1(loop.Decision{Verdict: loop.Edit, Call: c}, "edited to "+c.String())
+		return m, nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(k)
+	return m, cmd
+}
+
+// answer1 answers the approval on show.
+func (m *model) answer1(d loop.Decision, what string) {
+	a := m.approvals[0]
+	m.approvals = m.approvals[1:]
+	a.reply <- d
+	m.message = a.req.Call.String() + " " + what
+}
+
+// apply folds one queued item into the state.
+func (m *model) apply(it item) {
+	if !it.ev.Type.Droppable() || it.appr != nil || it.withdraw != nil {
+		m.ver++
+	}
+	switch {
+	case it.appr != nil:
+		m.approvals = append(m.approvals, it.appr)
+		if c, ok := indexArg(it.appr.req.Call); ok {
+			m.target = &c
+			m.scroll[paneElements].follow = true
+		}
+		return
+	case it.withdraw != nil:
+		for i, a := range m.approvals {
+			if a == it.withdraw {
+				m.approvals = append(m.approvals[:i], m.approvals[i+1:]...)
+				if i == 0 {
+					m.editing = false
+					m.editErr = ""
+				}
+				break
+			}
+		}
+		return
+	}
+	ev := it.ev
+	switch ev.Type {
+	case loop.EvRunStarted:
+		if ev.Task != "" {
+			m.task = ev.Task
+		}
+		if ev.Device != "" {
+			m.device = ev.Device
+		}
+		if ev.Model != "" {
+			m.modelName = ev.Model
+		}
+		if ev.MaxSteps > 0 {
+			m.maxSteps = ev.MaxSteps
+		}
+		m.started = m.clock()
+		m.now = m.started
+	case loop.EvStepStarted:
+		m.step = ev.Step
+		if ev.Screen != nil {
+			m.screen = ev.Screen
+		}
+		m.turns = append(m.turns, &turn{step: ev.Step})
+		m.target = nil
+		m.scroll[paneThinking] = scroll{follow: true}
+		m.scroll[paneElements] = scroll{follow: true}
+		m.entry(ev.Step)
+	case loop.EvThinking:
+		t := m.turn(ev.Step)
+		t.thinking.WriteString(clean(ev.Text))
+		m.countTokens(t, it.tokens)
+	case loop.EvAnswer:
+		t := m.turn(ev.Step)
+		t.answer.WriteString(clean(ev.Text))
+		m.countTokens(t, it.tokens)
+	case loop.EvModelStats:
+		if ev.Stats != nil {
+			m.tps = ev.Stats.TokensPerSecond
+			m.turn(ev.Step).done = true
+			m.entry(ev.Step).stats = ev.Stats
+		}
+	case loop.EvToolCall:
+		e := m.entry(ev.Step)
+		if ev.Call != nil {
+			c := *ev.Call
+			e.call = &c
+			if i, ok := indexArg(c); ok {
+				m.target = &i
+				m.scroll[paneElements].follow = true
+			}
+		}
+		if ev.Parse != nil {
+			e.recoveries = append(e.recoveries, ev.Parse.Recoveries...)
+			e.parseErrs = append(e.parseErrs, ev.Parse.Errors...)
+		}
+	case loop.EvApproval:
+		if ev.Element != nil {
+			i := *ev.Element
+			m.target = &i
+			m.scroll[paneElements].follow = true
+		}
+		// In step mode every step waits; only other reasons (the
+		// sensitive-action policy) are worth a line.
+		if ev.Text != "" && ev.Text != "step mode" {
+			e := m.entry(ev.Step)
+			e.notes = append(e.notes, "waited for approval: "+ev.Text)
+		}
+	case loop.EvAction:
+		e := m.entry(ev.Step)
+		if ev.Call != nil {
+			c := *ev.Call
+			e.call = &c
+		}
+		e.acted = true
+		e.detail = ev.Detail
+		e.err = ev.Error
+		if ev.Element != nil {
+			i := *ev.Element
+			m.target = &i
+		}
+	case loop.EvScreenChange:
+		if ev.Changed != nil {
+			c := *ev.Changed
+			m.entry(ev.Step).changed = &c
+		}
+	case loop.EvWarning:
+		e := m.entry(ev.Step)
+		e.warnings = append(e.warnings, ev.Text)
+	case loop.EvFinished:
+		if ev.Result != nil {
+			r := *ev.Result
+			m.result = &r
+			m.finishedAt = m.clock()
+			m.now = m.finishedAt
+			m.paused = false
+			m.gate.setPaused(false)
+			if r.Steps > 0 {
+				m.step = r.Steps
+			}
+		}
+	}
+}
+
+// turn is what the model wrote in one step.
+type turn struct {
+	step     int
+	thinking strings.Builder
+	answer   strings.Builder
+	// lines caches the drawn text of a finished turn for width cacheW.
+	lines  []string
+	cacheW int
+
+	// tokens counts the token events since first, for a live rate until
+	// the turn's own statistics arrive (done).
+	tokens      int
+	first, last time.Time
+	done        bool
+}
+
+// countTokens notes n token events (one if the event was not coalesced).
+func (m *model) countTokens(t *turn, n int) {
+	now := m.clock()
+	if t.tokens == 0 {
+		t.first = now
+	}
+	t.last = now
+	t.tokens += max(1, n)
+}
+
+// rate is the decode speed to show: the current turn's live rate while it
+// streams (once it has streamed for a second), else the last turn's
+// statistics. The live rate counts token events, which backends send one
+// per token or so.
+func (m *model) rate() (tps float64, live bool) {
+	if n := len(m.turns); n > 0 && m.result == nil {
+		t := m.turns[n-1]
+		if d := t.last.Sub(t.first).Seconds(); !t.done && t.tokens > 1 && d >= 1 {
+			return float64(t.tokens-1) / d, true
+		}
+	}
+	return m.tps, false
+}
+
+// turn returns the text of a step; tokens of a step that was never started
+// (or already left) go to the current turn.
+func (m *model) turn(step int) *turn {
+	if n := len(m.turns); n > 0 {
+		return m.turns[n-1]
+	}
+	t := &turn{step: step}
+	m.turns = append(m.turns, t)
+	return t
+}
+
+// cur returns the current turn's text, or empty builders before the first.
+func (m *model) cur() *turn {
+	if n := len(m.turns); n > 0 {
+		return m.turns[n-1]
+	}
+	return &turn{}
+}
+
+// entry returns the timeline row of a step, adding it if needed. Events of
+// step 0 (before the first step) get a row of their own.
+func (m *model) entry(step int) *stepEntry {
+	for i := len(m.timeline) - 1; i >= 0; i-- {
+		if m.timeline[i].step == step {
+			return m.timeline[i]
+		}
+	}
+	e := &stepEntry{step: step}
+	m.timeline = append(m.timeline, e)
+	return e
+}
+
+// indexArg returns the element index a call acts on, if it has one.
+func indexArg(c action.Call) (int, bool) {
+	switch v := c.Arguments["index"].(type) {
+	case int:
+		return v, true
+	case int64:
+		return int(v), true
+	case float64:
+		if v == float64(int(v)) {
+			return int(v), true
+		}
+	}
+	return 0, false
+}
+
+// scrollBy moves the focused pane's view by n lines.
+func (m *model) scrollBy(n int) {
+	s := &m.scroll[m.focus]
+	maxOff := m.maxOffset(m.focus)
+	if s.follow {
+		s.offset = m.followOffset(m.focus)
+	}
+	s.follow = false
+	s.offset += n
+	if s.offset >= maxOff && m.focus != paneElements {
+		s.offset = maxOff
+		s.follow = true // back at the bottom: keep following new text
+	}
+	s.offset = max(0, min(s.offset, maxOff))
+}
+
+// clampScrolls keeps hand-set offsets inside their content after a resize
+// or new content.
+func (m *model) clampScrolls() {
+	for p := range numPanes {
+		s := &m.scroll[p]
+		if !s.follow {
+			s.offset = max(0, min(s.offset, m.maxOffset(p)))
+		}
+	}
+}
+
+// clean makes untrusted text (model output, labels) safe to draw: it drops
+// escape sequences and control characters, which could move the cursor or
+// restyle the terminal, and turns tabs into spaces.
+func clean(s string) string {
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s = ansi.Strip(s)
+	}
+	ok := true
+	for _, r := range s {
+		if r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteString("    ")
+		case r == '\n':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+			// dropped: ESC and friends would reach the terminal
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
