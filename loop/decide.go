@@ -29,7 +29,9 @@ func (t turn) raw(think bool) string {
 	if !think {
 		return t.content
 	}
-	if t.closed {
+	// Content from a backend is its answer even when it did not mark the
+	// end of the reasoning.
+	if t.closed || t.content != "" {
 		return t.reasoning + "</think>" + t.content
 	}
 	return t.reasoning
@@ -81,8 +83,17 @@ func (r *runner) ask(ctx context.Context, msgs []model.Message) (call *action.Ca
 	info := &ParseInfo{Raw: raw}
 	var calls []action.Call
 	if len(t.calls) > 0 {
-		calls = t.calls
+		// Calls a server parsed itself are checked and coerced like ours.
 		info.Format = "backend"
+		for _, c := range t.calls {
+			fixed, rec, err := toolparse.Coerce(c, r.cfg.Tools)
+			info.Recoveries = append(info.Recoveries, rec...)
+			if err != nil {
+				info.Errors = append(info.Errors, err.Error())
+				continue
+			}
+			calls = append(calls, fixed)
+		}
 	} else {
 		res := toolparse.Parse(raw, toolparse.Options{InThinking: think, Tools: r.cfg.Tools})
 		calls = res.Calls

@@ -18,6 +18,7 @@ import (
 	"github.com/droidgo/droidgo/device"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/openai"
 	"github.com/droidgo/droidgo/model/script"
 	"github.com/droidgo/droidgo/recording"
 	"github.com/droidgo/droidgo/report"
@@ -48,6 +49,8 @@ type runOptions struct {
 	sim         string
 	device      string
 	model       string
+	endpoint    string
+	modelName   string
 	maxSteps    int
 	noThink     bool
 	thinkBudget int
@@ -103,6 +106,8 @@ usage or configuration error.`,
 	f.StringVar(&o.sim, "sim", "", "run on the simulated phone of scenario `NAME` (see 'droidgo sim list')")
 	f.StringVarP(&o.device, "device", "s", "", "run on the ADB device with this `SERIAL`")
 	f.StringVarP(&o.model, "model", "m", "", "the model: script:FILE[?pace=DUR], a GGUF file or an HF directory")
+	f.StringVar(&o.endpoint, "endpoint", "", "use the OpenAI-compatible server at `URL` (vLLM, SGLang, llama-server, ollama) instead of a model file")
+	f.StringVar(&o.modelName, "model-name", "", "the model's `NAME` on the --endpoint server (default: the only one it serves)")
 	f.IntVar(&o.maxSteps, "max-steps", loop.DefaultMaxSteps, "step budget")
 	f.BoolVar(&o.noThink, "no-think", false, "turn the model's reasoning off")
 	f.IntVar(&o.thinkBudget, "think-budget", 1024, "reasoning tokens per step before the reasoning is closed (0: no limit)")
@@ -125,6 +130,8 @@ func (o *runOptions) settings() (*config.Config, error) {
 	}
 	flags := []struct{ key, flag, value string }{
 		{"model", "model", o.model},
+		{"endpoint", "endpoint", o.endpoint},
+		{"model_name", "model-name", o.modelName},
 		{"device", "device", o.device},
 		{"max_steps", "max-steps", fmt.Sprint(o.maxSteps)},
 		{"think", "no-think", fmt.Sprint(!o.noThink)},
@@ -167,6 +174,48 @@ func (o *runOptions) openDevice(ctx context.Context, cfg *config.Config) (device
 		return nil, "", err
 	}
 	return d, name, nil
+}
+
+// chooseModel opens the model the settings name: a model (--model) or a
+// server (--endpoint), whichever was given with more authority (flag, then
+// environment, then file); else the default model if it was pulled; else
+// it says how to get one.
+func chooseModel(ctx context.Context, cfg *config.Config) (model.Backend, error) {
+	rank := func(key string) int {
+		src := cfg.Sources[key]
+		switch {
+		case strings.HasPrefix(src, "flag"):
+			return 3
+		case strings.HasPrefix(src, "env"):
+			return 2
+		case src == "file":
+			return 1
+		}
+		return 0
+	}
+	m, e := rank("model"), rank("endpoint")
+	if cfg.Model == "" {
+		m = -1
+	}
+	if cfg.Endpoint == "" {
+		e = -1
+	}
+	switch {
+	case m >= 0 && m == e:
+		return nil, usageErr(fmt.Errorf("both a model (%s) and an endpoint (%s) are set by %s; give only one", cfg.Model, cfg.Endpoint, cfg.Sources["model"]))
+	case m > e:
+		return openModel(ctx, cfg.Model)
+	case e > m:
+		b, err := openai.New(ctx, openai.Config{BaseURL: cfg.Endpoint, Model: cfg.ModelName})
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		return b, nil
+	}
+	if p, ok := cachedDefaultModel(); ok {
+		return openModel(ctx, p)
+	}
+	return nil, usageErr(errors.New("no model: download Spark with 'droidgo pull', or pass --model FILE.gguf, --endpoint URL (an OpenAI-compatible server) or --model script:FILE"))
 }
 
 // openModel opens a --model value: "SCHEME:REST" when a backend is
@@ -240,7 +289,7 @@ func runRun(o *runOptions) error {
 	if task == "" {
 		return usageErr(errors.New("no task given; say what to do, e.g. droidgo run \"Turn on Wi-Fi\""))
 	}
-	backend, err := openModel(ctx, cfg.Model)
+	backend, err := chooseModel(ctx, cfg)
 	if err != nil {
 		return err
 	}

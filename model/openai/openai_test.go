@@ -81,6 +81,9 @@ var req = model.ChatRequest{
 	Think: true,
 }
 
+// noThink is req with thinking off: content is the answer from the start.
+var noThink = func() model.ChatRequest { r := req; r.Think = false; return r }()
+
 func TestVLLMStyleParsedToolCalls(t *testing.T) {
 	var body map[string]any
 	var auth string
@@ -153,6 +156,27 @@ func TestLlamaServerStyleRawContent(t *testing.T) {
 	want := "<tool_call>tap<arg_key>index</arg_key><arg_value>3</arg_value></tool_call>"
 	if r != "Tap Wi-Fi." || c != want || len(calls) != 0 || closed != 1 {
 		t.Errorf("reasoning %q content %q calls %v closed %d", r, c, calls, closed)
+	}
+}
+
+// A server without a reasoning parser streams the raw text; with thinking
+// on, the text up to </think> is reasoning, even when the tag is split
+// across chunks.
+func TestRawContentIsSplit(t *testing.T) {
+	b := newTestBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		sse(w,
+			delta("content", "The switch is off.</th"),
+			delta("content", "ink>\n<tool_call>tap<arg_key>index</arg_key><arg_value>3</arg_value></tool_call>"),
+			`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`,
+			"[DONE]")
+	}, nil)
+	s, err := b.Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, c, _, closed, err := collect(t, s)
+	if err != nil || r != "The switch is off." || closed != 1 || !strings.HasPrefix(c, "\n<tool_call>tap") {
+		t.Errorf("reasoning %q content %q closed %d err %v", r, c, closed, err)
 	}
 }
 
@@ -238,7 +262,7 @@ func TestStatusErrorsAndRetries(t *testing.T) {
 				w.WriteHeader(st)
 				io.WriteString(w, tc.body)
 			}, nil)
-			s, err := b.Chat(context.Background(), req)
+			s, err := b.Chat(context.Background(), noThink)
 			if tc.want == nil && tc.text == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -311,7 +335,7 @@ func TestCancel(t *testing.T) {
 		<-r.Context().Done()
 	}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := b.Chat(ctx, req)
+	s, err := b.Chat(ctx, noThink)
 	if err != nil {
 		t.Fatal(err)
 	}

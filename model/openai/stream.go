@@ -15,6 +15,7 @@ import (
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/toolparse"
 )
 
 // chunk is one streamed chat.completion.chunk (or a whole completion, whose
@@ -69,6 +70,10 @@ type sseStream struct {
 	calls    map[int]*partialCall
 	done     bool
 	finished bool // the server sent finish_reason or [DONE]
+	// split separates reasoning from answer in the content of a server
+	// that streams the raw text (no reasoning parser); it is dropped as
+	// soon as the server sends a reasoning field.
+	split *toolparse.Splitter
 	// inReasoning is set while reasoning fields stream, so the first
 	// content after them can be marked as the end of the reasoning.
 	inReasoning bool
@@ -85,6 +90,9 @@ func newSSEStream(ctx context.Context, resp *http.Response, idle time.Duration, 
 		idle:  idle,
 		calls: map[int]*partialCall{},
 		start: time.Now(),
+	}
+	if think {
+		s.split = toolparse.NewSplitter(true)
 	}
 	// A stalled server never sends another byte; closing the body is the
 	// only way to unblock the read.
@@ -218,8 +226,14 @@ func (s *sseStream) addDelta(d wireDelta) {
 		s.stats.GeneratedTokens++ // one chunk is one token on the servers we know; usage corrects it
 	}
 	if r != "" {
+		s.split = nil
 		s.inReasoning = true
 		s.pending = append(s.pending, model.Delta{Reasoning: r})
+	}
+	if c != "" && s.split != nil {
+		rs, cs, closed := s.split.Feed(c)
+		s.queueSplit(rs, cs, closed)
+		c = ""
 	}
 	if c != "" {
 		if s.inReasoning {
@@ -252,10 +266,27 @@ func (s *sseStream) addDelta(d wireDelta) {
 	}
 }
 
+func (s *sseStream) queueSplit(r, c string, closed bool) {
+	if r != "" {
+		s.pending = append(s.pending, model.Delta{Reasoning: r})
+	}
+	if closed {
+		s.pending = append(s.pending, model.Delta{ReasoningClosed: true})
+	}
+	if c != "" {
+		s.pending = append(s.pending, model.Delta{Content: c})
+	}
+}
+
 // flushCalls turns accumulated tool calls into a delta. Arguments that are
 // not valid JSON are handed to the loop's parser as content, so its repairs
 // apply and are reported.
 func (s *sseStream) flushCalls() {
+	if s.split != nil {
+		r, c := s.split.Flush()
+		s.queueSplit(r, c, false)
+		s.split = nil
+	}
 	if len(s.calls) == 0 {
 		return
 	}

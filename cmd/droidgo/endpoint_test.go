@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/script"
+	"github.com/droidgo/droidgo/toolparse"
+)
+
+// scriptServer is an OpenAI-compatible chat server on 127.0.0.1 whose
+// "model" is a script: it streams the script's reasoning as
+// reasoning_content and its answer either as raw content (like
+// llama-server without a tool parser) or as parsed tool_calls (like vLLM
+// with the spark25 parser).
+func scriptServer(t *testing.T, scriptPath string, parsedCalls bool) (*httptest.Server, *[]map[string]any) {
+	t.Helper()
+	s, err := script.Load(scriptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend := script.New(s, script.Options{})
+	var requests []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		var body map[string]any
+		raw, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(raw, &body); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		requests = append(requests, body)
+		var req struct {
+			Messages []model.Message `json:"messages"`
+			Kwargs   struct {
+				Think bool `json:"enable_thinking"`
+			} `json:"chat_template_kwargs"`
+		}
+		json.Unmarshal(raw, &req)
+		stream, err := backend.Chat(r.Context(), model.ChatRequest{Messages: req.Messages, Think: req.Kwargs.Think})
+		if err != nil {
+			http.Error(w, `{"error":{"message":"`+err.Error()+`"}}`, 500)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		send := func(v any) {
+			b, _ := json.Marshal(v)
+			fmt.Fprintf(w, "data: %s\n\n", b)
+			w.(http.Flusher).Flush()
+		}
+		delta := func(d map[string]any) { send(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": d}}}) }
+		var content strings.Builder
+		for {
+			d, err := stream.Next()
+			if err != nil {
+				break
+			}
+			if d.Reasoning != "" {
+				delta(map[string]any{"reasoning_content": d.Reasoning})
+			}
+			if d.Content != "" {
+				if parsedCalls {
+					content.WriteString(d.Content)
+				} else {
+					delta(map[string]any{"content": d.Content})
+				}
+			}
+		}
+		if parsedCalls {
+			res := toolparse.Parse(content.String(), toolparse.Options{})
+			for i, c := range res.Calls {
+				args, _ := json.Marshal(c.Arguments)
+				delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": fmt.Sprint("c", i), "type": "function",
+					"function": map[string]any{"name": c.Name, "arguments": string(args)}}}})
+			}
+		}
+		send(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}}})
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &requests
+}
+
+// TestRunWithEndpoint drives the Wi-Fi scenario through a real HTTP
+// server, in both of the shapes servers answer in.
+func TestRunWithEndpoint(t *testing.T) {
+	for _, parsed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("parsed=%v", parsed), func(t *testing.T) {
+			useSim(t, nil)
+			srv, reqs := scriptServer(t, filepath.Join(fixturesDir, "scripts", "wifi.txt"), parsed)
+			r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--endpoint", srv.URL, "--model-name", "spark", "--no-tui", "--poll", "1ms")
+			if r.code != 0 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			if !simHook.last.Success() {
+				t.Fatal("exit 0 but Wi-Fi is not on")
+			}
+			if len(*reqs) != 5 {
+				t.Errorf("%d requests, want one per step (5)", len(*reqs))
+			}
+			first := (*reqs)[0]
+			if first["model"] != "spark" || first["stream"] != true {
+				t.Errorf("request %v", first)
+			}
+			if kw, _ := first["chat_template_kwargs"].(map[string]any); kw["enable_thinking"] != true {
+				t.Errorf("thinking not requested: %v", first["chat_template_kwargs"])
+			}
+			if tools, _ := first["tools"].([]any); len(tools) == 0 {
+				t.Error("no tools sent")
+			}
+		})
+	}
+}
+
+func TestRunEndpointErrors(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, `{"error":{"message":"invalid api key"}}`)
+	}))
+	defer srv.Close()
+	useSim(t, nil)
+	r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--endpoint", srv.URL, "--model-name", "m", "--no-tui", "--poll", "1ms")
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "DROIDGO_API_KEY") {
+		t.Errorf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = droidgo(t, context.Background(), "run", "--sim", "wifi", "--endpoint", "ftp://x", "--no-tui")
+	if r.code != 2 || !strings.Contains(r.stderr, "not an http(s) URL") {
+		t.Errorf("bad URL: exit %d %s", r.code, r.stderr)
+	}
+	r = droidgo(t, context.Background(), "run", "--sim", "wifi", "--endpoint", srv.URL, "--model", "script:x.txt", "--no-tui")
+	if r.code != 2 || !strings.Contains(r.stderr, "give only one") {
+		t.Errorf("both: exit %d %s", r.code, r.stderr)
+	}
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("DROIDGO_CACHE", "")
+	r = droidgo(t, context.Background(), "run", "--sim", "wifi", "--no-tui")
+	if r.code != 2 || !strings.Contains(r.stderr, "droidgo pull") {
+		t.Errorf("no model: exit %d %s", r.code, r.stderr)
+	}
+}
