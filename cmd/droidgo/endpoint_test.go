@@ -142,8 +142,6 @@ func TestRunEndpointErrors(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "give only one") {
 		t.Errorf("both: exit %d %s", r.code, r.stderr)
 	}
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	t.Setenv("DROIDGO_CACHE", "")
 	r = droidgo(t, context.Background(), "run", "--sim", "wifi", "--no-tui")
 	if r.code != 2 || !strings.Contains(r.stderr, "droidgo pull") {
 		t.Errorf("no model: exit %d %s", r.code, r.stderr)

@@ -110,6 +110,8 @@ func hermetic(t *testing.T) {
 		t.Setenv(k.Env, "")
 	}
 	t.Setenv("DROIDGO_CONFIG", filepath.Join(t.TempDir(), "none.toml"))
+	// A model pulled on the developer's machine must not be picked up.
+	t.Setenv("DROIDGO_CACHE", t.TempDir())
 }
 
 func droidgo(t *testing.T, ctx context.Context, args ...string) result {
@@ -296,7 +298,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"bad script", []string{"run", "x", "--sim", "wifi", "--model", "script:" + bad}, 2, "bad.txt:1: text before the first"},
 		{"bad pace", []string{"run", "x", "--sim", "wifi", "--model", "script:" + bad + "?pace=fast"}, 2, `pace "fast"`},
 		{"sim and device", []string{"run", "x", "--sim", "wifi", "--device", "emulator-5554", "--model", scriptFor("wifi", "0")}, 2, "--sim and --device cannot be used together"},
-		{"no model", []string{"run", "x", "--sim", "wifi"}, 2, "no model given"},
+		{"no model", []string{"run", "x", "--sim", "wifi"}, 2, "no model: download Spark"},
 		{"unknown backend", []string{"run", "x", "--sim", "wifi", "--model", "ollama:llama3"}, 2, `model backend "ollama" is not built into this droidgo`},
 		{"bad max steps", []string{"run", "x", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--max-steps", "0"}, 2, "--max-steps must be at least 1"},
 		{"too many args", []string{"run", "a", "b"}, 2, "accepts at most 1 arg"},

@@ -1,0 +1,17 @@
+//go:build !unix
+
+package safetensors
+
+import (
+	"io"
+	"os"
+)
+
+// mapFile reads the whole file where mmap is not available.
+func mapFile(f *os.File, size int) ([]byte, func() error, error) {
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, nil, err
+	}
+	return b, func() error { return nil }, nil
+}

@@ -1,0 +1,197 @@
+package spark
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/droidgo/droidgo/model/quant"
+)
+
+// GELUMode selects the GELU used in the GEGLU feed-forward.
+type GELUMode int
+
+const (
+	// GELUErf is the exact GELU of the reference (HF) model.
+	GELUErf GELUMode = iota
+	// GELUTanh is the tanh approximation, computed in float32 like ggml_gelu_f32.
+	GELUTanh
+	// GELUTable reproduces llama.cpp's CPU GEGLU: the tanh GELU looked up
+	// in an fp16 table after rounding the input to fp16 (|x| >= 10 clamped).
+	GELUTable
+)
+
+// String returns the flag spelling of the mode.
+func (g GELUMode) String() string {
+	switch g {
+	case GELUTanh:
+		return "tanh"
+	case GELUTable:
+		return "table"
+	}
+	return "erf"
+}
+
+// ParseGELU parses "erf", "tanh" or "table".
+func ParseGELU(s string) (GELUMode, bool) {
+	switch s {
+	case "erf":
+		return GELUErf, true
+	case "tanh":
+		return GELUTanh, true
+	case "table":
+		return GELUTable, true
+	}
+	return 0, false
+}
+
+func geluErf(x float32) float32 {
+	v := float64(x)
+	return float32(0.5 * v * (1 + math.Erf(v/math.Sqrt2)))
+}
+
+// gelu32 is ggml_gelu_f32 as compiled into llama.cpp's x86 CPU backends:
+// float32 arithmetic with 1 + c*x*x contracted into one FMA.
+func gelu32(x float32) float32 {
+	const c = float32(0.044715)
+	const s = float32(0.79788456080286535587989211986876)
+	inner := float32(math.FMA(float64(float32(c*x)), float64(x), 1))
+	arg := float32(float32(s*x) * inner)
+	th := float32(math.Tanh(float64(arg)))
+	return float32(float32(0.5*x) * float32(1+th))
+}
+
+var (
+	geluTableOnce sync.Once
+	geluTab       []float32
+)
+
+// GELUTableValues returns the 65536-entry fp16 GELU table (indexed by the fp16
+// bits of the input), as ggml builds it.
+func GELUTableValues() []float32 {
+	geluTableOnce.Do(func() {
+		geluTab = make([]float32, 1<<16)
+		for i := range geluTab {
+			x := quant.FP16ToFP32(uint16(i))
+			h := quant.FP32ToFP16(gelu32(x))
+			if y := quant.FP16ToFP32(h); y != y {
+				// NaN bits as x86 produces them: a NaN input keeps its
+				// sign with the payload cleared; inf*0 gives the
+				// negative default NaN.
+				h = 0xfe00
+				if x != x {
+					h = uint16(i)&0x8000 | 0x7e00
+				}
+			}
+			geluTab[i] = quant.FP16ToFP32(h)
+		}
+	})
+	return geluTab
+}
+
+// geglu computes y[i] = gelu(g[i]) * u[i].
+func geglu(mode GELUMode, y, g, u []float32) {
+	switch mode {
+	case GELUTanh:
+		for i := range y {
+			y[i] = gelu32(g[i]) * u[i]
+		}
+	case GELUTable:
+		tab := GELUTableValues()
+		for i, x := range g {
+			switch {
+			case x <= -10:
+				y[i] = 0
+			case x >= 10:
+				y[i] = x * u[i]
+			default:
+				y[i] = tab[quant.FP32ToFP16(x)] * u[i]
+			}
+		}
+	default:
+		for i := range y {
+			y[i] = geluErf(g[i]) * u[i]
+		}
+	}
+}
+
+// rmsNorm writes w * x / sqrt(mean(x^2) + eps) to y, accumulating the sum
+// of squares in float64 as ggml does.
+func rmsNorm(y, x, w []float32, eps float32) {
+	var sum float64
+	for _, v := range x {
+		sum += float64(v * v)
+	}
+	mean := float32(sum / float64(len(x)))
+	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	for i, v := range x {
+		y[i] = float32(v*scale) * w[i]
+	}
+}
+
+// ropeTable fills cos/sin for the first dims/2 frequencies at position pos:
+// angle = pos * theta^(-2i/dims), computed in float64.
+func ropeTable(cos, sin []float32, pos int, dims int, theta float64) {
+	for i := 0; i < dims/2; i++ {
+		a := float64(pos) * math.Pow(theta, -2*float64(i)/float64(dims))
+		cos[i] = float32(math.Cos(a))
+		sin[i] = float32(math.Sin(a))
+	}
+}
+
+// ropeNeox rotates the pairs (i, i+dims/2) of the first dims elements of v.
+func ropeNeox(v []float32, cos, sin []float32, dims int) {
+	half := dims / 2
+	for i := 0; i < half; i++ {
+		a, b := v[i], v[i+half]
+		v[i] = float32(a*cos[i]) - float32(b*sin[i])
+		v[i+half] = float32(b*cos[i]) + float32(a*sin[i])
+	}
+}
+
+func sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
+
+// pool runs index ranges on a fixed number of goroutines.
+type pool struct{ threads int }
+
+func newPool(threads int) pool {
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	return pool{threads}
+}
+
+// run calls fn(worker, lo, hi) over [0, n) in chunks of at most chunk items,
+// spread over the pool's workers; worker is in [0, threads).
+func (p pool) run(n, chunk int, fn func(worker, lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	if chunk <= 0 {
+		chunk = max(1, n/(p.threads*4))
+	}
+	nChunks := (n + chunk - 1) / chunk
+	workers := min(p.threads, nChunks)
+	if workers <= 1 {
+		fn(0, 0, n)
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1) - 1)
+				if c >= nChunks {
+					return
+				}
+				lo := c * chunk
+				fn(w, lo, min(n, lo+chunk))
+			}
+		}(w)
+	}
+	wg.Wait()
+}
