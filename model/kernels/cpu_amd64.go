@@ -1,0 +1,108 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"unsafe"
+
+	"github.com/droidgo/droidgo/model/quant"
+	"golang.org/x/sys/cpu"
+)
+
+// archLevels returns the assembly levels this CPU supports. AVX-512 kernels
+// are not offered yet: none has been proven against the references on a
+// machine that has AVX-512, so "avx512" is never selectable (DROIDGO_ISA=avx512
+// keeps the best proven level).
+func archLevels() []level {
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
+		return []level{{name: "avx2", tab: avx2Table}}
+	}
+	return nil
+}
+
+var avx2Table = table{
+	q4k: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+		q4kAVX2(&w[0], &a[0], len(a), rows, &out[0])
+	},
+	q4k4: func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
+		q4kAVX2x4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
+	},
+	q6k: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+		q6kAVX2(&w[0], &a[0], len(a), rows, &out[0])
+	},
+	q6k4: func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
+		q6kAVX2x4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
+	},
+	q80: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
+		q80AVX2(&w[0], &a[0], len(a), rows, &out[0])
+	},
+	q804: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32, ldo int) {
+		q80AVX2x4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
+	},
+	q40: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
+		q40AVX2(&w[0], &a[0], len(a), rows, &out[0])
+	},
+	f32: func(w []byte, rows int, x []float32, out []float32) {
+		f32AVX2(&w[0], &x[0], len(x), rows, &out[0])
+	},
+	f16: func(w []byte, rows int, x []float32, out []float32) {
+		f16AVX2(&w[0], &x[0], len(x), rows, &out[0])
+	},
+	bf16: func(w []byte, rows int, x []float32, out []float32) {
+		bf16AVX2(&w[0], &x[0], len(x), rows, &out[0])
+	},
+	q8k: func(x []float32, y []quant.BlockQ8K) {
+		for i := range y {
+			if !q8kBlockAVX2(&x[i*quant.QK_K], &y[i]) {
+				quant.QuantizeQ8K(x[i*quant.QK_K:(i+1)*quant.QK_K], y[i:i+1])
+			}
+		}
+	},
+	dot: func(a, b []float32) float32 {
+		var r float32
+		f32AVX2((*byte)(unsafe.Pointer(&a[0])), &b[0], len(a), 1, &r)
+		return r
+	},
+	axpy: func(alpha float32, x, y []float32) {
+		axpyAVX2(alpha, &x[0], &y[0], len(x))
+	},
+}
+
+// The assembly kernels below process rows consecutive weight rows of nb
+// blocks (or n elements) each against one activation vector.
+
+//go:noescape
+func q4kAVX2(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
+
+//go:noescape
+func q6kAVX2(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
+
+//go:noescape
+func q80AVX2(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)
+
+//go:noescape
+func q40AVX2(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)
+
+//go:noescape
+func f32AVX2(w *byte, x *float32, n, rows int, out *float32)
+
+//go:noescape
+func f16AVX2(w *byte, x *float32, n, rows int, out *float32)
+
+//go:noescape
+func bf16AVX2(w *byte, x *float32, n, rows int, out *float32)
+
+//go:noescape
+func axpyAVX2(alpha float32, x, y *float32, n int)
+
+//go:noescape
+func q4kAVX2x4(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32, ldo int)
+
+//go:noescape
+func q6kAVX2x4(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32, ldo int)
+
+//go:noescape
+func q80AVX2x4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)
+
+//go:noescape
+func q8kBlockAVX2(x *float32, y *quant.BlockQ8K) bool

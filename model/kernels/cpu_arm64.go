@@ -1,0 +1,129 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"unsafe"
+
+	"github.com/droidgo/droidgo/model/quant"
+	"golang.org/x/sys/cpu"
+)
+
+// archLevels: "neon" (every arm64 CPU) runs every kernel in plain NEON (the
+// int8 dot products as SMULL+SADALP); "dotprod" replaces the Q4_K, Q6_K and
+// Q8_0 ones with SDOT kernels.
+func archLevels() []level {
+	ls := []level{{name: "neon", tab: neonTable}}
+	if cpu.ARM64.HasASIMDDP {
+		t := neonTable
+		t.q4k = func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+			q4kDOT(&w[0], &a[0], len(a), rows, &out[0])
+		}
+		t.q4k4 = func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
+			q4kDOTx4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
+		}
+		t.q6k4 = func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
+			q6kDOTx4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
+		}
+		t.q804 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32, ldo int) {
+			q80DOTx4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
+		}
+		t.q6k = func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+			q6kDOT(&w[0], &a[0], len(a), rows, &out[0])
+		}
+		t.q80 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
+			q80DOT(&w[0], &a[0], len(a), rows, &out[0])
+		}
+		ls = append(ls, level{name: "dotprod", tab: t})
+	}
+	return ls
+}
+
+var neonTable = table{
+	q4k: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+		q4kNEON(&w[0], &a[0], len(a), rows, &out[0])
+	},
+	q4k4: func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
+		q4kNEONx4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
+	},
+	q6k: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+		q6kNEON(&w[0], &a[0], len(a), rows, &out[0])
+	},
+	q6k4: func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
+		q6kNEONx4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
+	},
+	q80: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
+		q80NEON(&w[0], &a[0], len(a), rows, &out[0])
+	},
+	q804: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32, ldo int) {
+		q80NEONx4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
+	},
+	f32: func(w []byte, rows int, x []float32, out []float32) {
+		f32NEON(&w[0], &x[0], len(x), rows, &out[0])
+	},
+	f16: func(w []byte, rows int, x []float32, out []float32) {
+		f16NEON(&w[0], &x[0], len(x), rows, &out[0])
+	},
+	bf16: func(w []byte, rows int, x []float32, out []float32) {
+		bf16NEON(&w[0], &x[0], len(x), rows, &out[0])
+	},
+	dot: func(a, b []float32) float32 {
+		var r float32
+		f32NEON((*byte)(unsafe.Pointer(&a[0])), &b[0], len(a), 1, &r)
+		return r
+	},
+	axpy: func(alpha float32, x, y []float32) {
+		axpyNEON(alpha, &x[0], &y[0], len(x))
+	},
+}
+
+// The assembly kernels process rows consecutive weight rows of nb blocks (or n
+// elements) each against one activation vector.
+
+//go:noescape
+func q4kDOT(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
+
+//go:noescape
+func q6kDOT(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
+
+//go:noescape
+func q80DOT(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)
+
+//go:noescape
+func f32NEON(w *byte, x *float32, n, rows int, out *float32)
+
+//go:noescape
+func f16NEON(w *byte, x *float32, n, rows int, out *float32)
+
+//go:noescape
+func bf16NEON(w *byte, x *float32, n, rows int, out *float32)
+
+//go:noescape
+func axpyNEON(alpha float32, x, y *float32, n int)
+
+//go:noescape
+func q4kDOTx4(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32, ldo int)
+
+//go:noescape
+func q6kDOTx4(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32, ldo int)
+
+//go:noescape
+func q4kNEON(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
+
+//go:noescape
+func q6kNEON(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
+
+//go:noescape
+func q80NEON(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)
+
+//go:noescape
+func q4kNEONx4(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32, ldo int)
+
+//go:noescape
+func q6kNEONx4(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32, ldo int)
+
+//go:noescape
+func q80DOTx4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)
+
+//go:noescape
+func q80NEONx4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)

@@ -1,0 +1,7 @@
+//go:build purego || !(amd64 || arm64)
+
+package kernels
+
+// archLevels: no assembly kernels on this architecture (or with the purego
+// build tag), so only the generic level exists.
+func archLevels() []level { return nil }

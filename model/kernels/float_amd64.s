@@ -1,0 +1,265 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Float matrix-vector kernels: 4 x 8 FMA accumulators per row over 32
+// elements, then 8 at a time, then a scalar tail in its own register (a VEX
+// scalar op would zero the upper half of a YMM accumulator).
+
+#define HSUM_STORE \
+	VADDPS Y1, Y0, Y0 \
+	VADDPS Y3, Y2, Y2 \
+	VADDPS Y2, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X2 \
+	VADDPS X2, X0, X0 \
+	VMOVHLPS X0, X0, X2 \
+	VADDPS X2, X0, X0 \
+	VPSHUFD $1, X0, X2 \
+	VADDSS X2, X0, X0 \
+	VADDSS X8, X0, X0 \
+	VMOVSS X0, (R8)
+
+// func f32AVX2(w *byte, x *float32, n, rows int, out *float32)
+TEXT ·f32AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), R13
+	MOVQ n+16(FP), R9
+	MOVQ rows+24(FP), DX
+	MOVQ out+32(FP), R8
+
+f32row:
+	MOVQ R13, DI
+	MOVQ R9, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X8, X8, X8
+
+f32loop32:
+	CMPQ CX, $32
+	JB   f32loop8
+	VMOVUPS 0(SI), Y4
+	VMOVUPS 32(SI), Y5
+	VMOVUPS 64(SI), Y6
+	VMOVUPS 96(SI), Y7
+	VFMADD231PS 0(DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  f32loop32
+
+f32loop8:
+	CMPQ CX, $8
+	JB   f32tail
+	VMOVUPS 0(SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  f32loop8
+
+f32tail:
+	TESTQ CX, CX
+	JZ    f32done
+	VMOVSS (SI), X4
+	VFMADD231SS (DI), X4, X8
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  f32tail
+
+f32done:
+	HSUM_STORE
+	ADDQ $4, R8
+	DECQ DX
+	JNZ  f32row
+	VZEROUPPER
+	RET
+
+// func f16AVX2(w *byte, x *float32, n, rows int, out *float32)
+TEXT ·f16AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), R13
+	MOVQ n+16(FP), R9
+	MOVQ rows+24(FP), DX
+	MOVQ out+32(FP), R8
+
+f16row:
+	MOVQ R13, DI
+	MOVQ R9, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X8, X8, X8
+
+f16loop32:
+	CMPQ CX, $32
+	JB   f16loop8
+	VCVTPH2PS 0(SI), Y4
+	VCVTPH2PS 16(SI), Y5
+	VCVTPH2PS 32(SI), Y6
+	VCVTPH2PS 48(SI), Y7
+	VFMADD231PS 0(DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $64, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  f16loop32
+
+f16loop8:
+	CMPQ CX, $8
+	JB   f16tail
+	VCVTPH2PS 0(SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ $16, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  f16loop8
+
+f16tail:
+	TESTQ CX, CX
+	JZ    f16done
+	MOVWLZX (SI), AX 
+	VMOVD AX, X4
+	VCVTPH2PS X4, X4
+	VFMADD231SS (DI), X4, X8
+	ADDQ $2, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  f16tail
+
+f16done:
+	HSUM_STORE
+	ADDQ $4, R8
+	DECQ DX
+	JNZ  f16row
+	VZEROUPPER
+	RET
+
+// func bf16AVX2(w *byte, x *float32, n, rows int, out *float32)
+TEXT ·bf16AVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), R13
+	MOVQ n+16(FP), R9
+	MOVQ rows+24(FP), DX
+	MOVQ out+32(FP), R8
+
+bf16row:
+	MOVQ R13, DI
+	MOVQ R9, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS X8, X8, X8
+
+bf16loop32:
+	CMPQ CX, $32
+	JB   bf16loop8
+	VPMOVZXWD 0(SI), Y4
+	VPSLLD $16, Y4, Y4
+	VPMOVZXWD 16(SI), Y5
+	VPSLLD $16, Y5, Y5
+	VPMOVZXWD 32(SI), Y6
+	VPSLLD $16, Y6, Y6
+	VPMOVZXWD 48(SI), Y7
+	VPSLLD $16, Y7, Y7
+	VFMADD231PS 0(DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ $64, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  bf16loop32
+
+bf16loop8:
+	CMPQ CX, $8
+	JB   bf16tail
+	VPMOVZXWD 0(SI), Y4
+	VPSLLD $16, Y4, Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ $16, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  bf16loop8
+
+bf16tail:
+	TESTQ CX, CX
+	JZ    bf16done
+	MOVWLZX (SI), AX
+	SHLL $16, AX
+	VMOVD AX, X4
+	VFMADD231SS (DI), X4, X8
+	ADDQ $2, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  bf16tail
+
+bf16done:
+	HSUM_STORE
+	ADDQ $4, R8
+	DECQ DX
+	JNZ  bf16row
+	VZEROUPPER
+	RET
+
+// func axpyAVX2(alpha float32, x, y *float32, n int)
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	VBROADCASTSS alpha+0(FP), Y0
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ n+24(FP), CX
+
+axpy32:
+	CMPQ CX, $32
+	JB   axpy8
+	VMOVUPS (SI), Y1
+	VMOVUPS 32(SI), Y2
+	VMOVUPS 64(SI), Y3
+	VMOVUPS 96(SI), Y4
+	VFMADD213PS (DI), Y0, Y1
+	VFMADD213PS 32(DI), Y0, Y2
+	VFMADD213PS 64(DI), Y0, Y3
+	VFMADD213PS 96(DI), Y0, Y4
+	VMOVUPS Y1, (DI)
+	VMOVUPS Y2, 32(DI)
+	VMOVUPS Y3, 64(DI)
+	VMOVUPS Y4, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JMP  axpy32
+
+axpy8:
+	CMPQ CX, $8
+	JB   axpytail
+	VMOVUPS (SI), Y1
+	VFMADD213PS (DI), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JMP  axpy8
+
+axpytail:
+	TESTQ CX, CX
+	JZ    axpydone
+	VMOVSS (SI), X1
+	VFMADD213SS (DI), X0, X1
+	VMOVSS X1, (DI)
+	ADDQ $4, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  axpytail
+
+axpydone:
+	VZEROUPPER
+	RET

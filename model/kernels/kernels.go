@@ -1,0 +1,275 @@
+// Package kernels holds the hot inner loops of the Spark engine: matrix-vector
+// products (MatVec*) and their batched, row-tiled form for prefill (MatMul*)
+// for every weight type droidgo runs (Q4_K, Q6_K, Q5_K, Q8_0, Q4_0, BF16, F16,
+// F32), Q8_K activation quantisation, and small f32 helpers for attention,
+// written in Go assembly for amd64 (AVX2+FMA+F16C) and arm64 (NEON, SDOT where
+// the CPU has dotprod), with the pure-Go references of package quant as the
+// fallback everywhere.
+//
+// Every entry point has exactly the semantics of the matching quant.Dot*
+// reference applied row by row; only the floating-point accumulation order
+// differs, so results agree to a few ulps of the row's magnitude while the
+// integer parts of the quantised products are exact.
+//
+// The instruction set is chosen once at start-up: the best level the CPU
+// supports, lowered by the environment variable DROIDGO_ISA
+// (generic|avx2|avx512 on amd64, generic|neon|dotprod on arm64). A level is
+// only ever selectable when every kernel it installs is covered by this
+// package's tests against the references.
+//
+// A weight matrix is rows consecutive rows, each the GGUF encoding of K
+// weights (K = 256*len(a) for Q8_K activations, 32*len(a) for Q8_0 ones,
+// len(x) for float activations), exactly as stored in the file; any byte
+// alignment is fine. Kernels only read their inputs and write out[:rows], so
+// workers may run them concurrently on disjoint row ranges.
+package kernels
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/droidgo/droidgo/model/quant"
+)
+
+// table is the set of kernels of one instruction-set level. A nil entry falls
+// back to the generic kernel.
+type table struct {
+	q4k func(w []byte, rows int, a []quant.BlockQ8K, out []float32)
+	// q4k4 multiplies rows by 4 activation vectors (a holds 4 x nb blocks),
+	// writing out[t*ldo+r]; nil where only the one-vector kernel exists.
+	q4k4 func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int)
+	q5k  func(w []byte, rows int, a []quant.BlockQ8K, out []float32)
+	q6k  func(w []byte, rows int, a []quant.BlockQ8K, out []float32)
+	q6k4 func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int)
+	q80  func(w []byte, rows int, a []quant.BlockQ8_0, out []float32)
+	q804 func(w []byte, rows int, a []quant.BlockQ8_0, out []float32, ldo int)
+	q40  func(w []byte, rows int, a []quant.BlockQ8_0, out []float32)
+	f32  func(w []byte, rows int, x []float32, out []float32)
+	f16  func(w []byte, rows int, x []float32, out []float32)
+	bf16 func(w []byte, rows int, x []float32, out []float32)
+	dot  func(a, b []float32) float32
+	q8k  func(x []float32, y []quant.BlockQ8K)
+	axpy func(alpha float32, x, y []float32)
+}
+
+// level is one selectable instruction-set level, ordered from lowest.
+type level struct {
+	name string
+	tab  table
+}
+
+var (
+	levels []level // available on this CPU, lowest first; levels[0] is generic
+	cur    table
+	curISA string
+)
+
+func init() {
+	levels = append([]level{{name: "generic", tab: genericTable}}, archLevels()...)
+	want := strings.TrimSpace(os.Getenv("DROIDGO_ISA"))
+	pick := len(levels) - 1
+	if want != "" {
+		// The variable can only lower the level: asking for a level this CPU
+		// lacks (or an unknown name) keeps the best one available.
+		for i, l := range levels {
+			if l.name == want {
+				pick = i
+			}
+		}
+	}
+	use(levels[pick])
+}
+
+func use(l level) {
+	t := genericTable
+	fill := func(dst *table, src table) {
+		if src.q4k != nil {
+			dst.q4k = src.q4k
+		}
+		if src.q4k4 != nil {
+			dst.q4k4 = src.q4k4
+		}
+		if src.q6k4 != nil {
+			dst.q6k4 = src.q6k4
+		}
+		if src.q5k != nil {
+			dst.q5k = src.q5k
+		}
+		if src.q6k != nil {
+			dst.q6k = src.q6k
+		}
+		if src.q80 != nil {
+			dst.q80 = src.q80
+		}
+		if src.q804 != nil {
+			dst.q804 = src.q804
+		}
+		if src.q40 != nil {
+			dst.q40 = src.q40
+		}
+		if src.f32 != nil {
+			dst.f32 = src.f32
+		}
+		if src.f16 != nil {
+			dst.f16 = src.f16
+		}
+		if src.bf16 != nil {
+			dst.bf16 = src.bf16
+		}
+		if src.q8k != nil {
+			dst.q8k = src.q8k
+		}
+		if src.dot != nil {
+			dst.dot = src.dot
+		}
+		if src.axpy != nil {
+			dst.axpy = src.axpy
+		}
+	}
+	fill(&t, l.tab)
+	cur, curISA = t, l.name
+}
+
+// ISA reports the instruction-set level in use, e.g. "avx2" or "dotprod".
+func ISA() string { return curISA }
+
+// Levels lists the levels this CPU can run, lowest first ("generic" is always
+// first).
+func Levels() []string {
+	s := make([]string, len(levels))
+	for i, l := range levels {
+		s[i] = l.name
+	}
+	return s
+}
+
+// SetISA switches to the named level, which must be one of Levels. It is meant
+// for tests and benchmarks and must not run concurrently with any kernel.
+func SetISA(name string) error {
+	for _, l := range levels {
+		if l.name == name {
+			use(l)
+			return nil
+		}
+	}
+	return fmt.Errorf("kernels: instruction-set level %q not available (have %s)", name, strings.Join(Levels(), ", "))
+}
+
+func checkQ(kind string, wlen, rows, rowBytes, outLen int) {
+	if rows < 0 || wlen < rows*rowBytes || outLen < rows {
+		panic(fmt.Sprintf("kernels: %s: %d rows of %d bytes need %d weight bytes (have %d) and %d outputs (have %d)",
+			kind, rows, rowBytes, rows*rowBytes, wlen, rows, outLen))
+	}
+}
+
+// MatVecQ4K sets out[r] = quant.DotQ4K(row r of w, a) for r < rows, where each
+// row is len(a) Q4_K blocks (144 bytes each). It panics if w or out is short.
+func MatVecQ4K(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+	checkQ("MatVecQ4K", len(w), rows, len(a)*quant.BlockQ4_KSize, len(out))
+	if rows == 0 || len(a) == 0 {
+		clear(out[:rows])
+		return
+	}
+	cur.q4k(w, rows, a, out)
+}
+
+// MatVecQ5K is MatVecQ4K for Q5_K rows (176 bytes per block).
+func MatVecQ5K(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+	checkQ("MatVecQ5K", len(w), rows, len(a)*quant.BlockQ5_KSize, len(out))
+	if rows == 0 || len(a) == 0 {
+		clear(out[:rows])
+		return
+	}
+	cur.q5k(w, rows, a, out)
+}
+
+// MatVecQ6K is MatVecQ4K for Q6_K rows (210 bytes per block).
+func MatVecQ6K(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+	checkQ("MatVecQ6K", len(w), rows, len(a)*quant.BlockQ6_KSize, len(out))
+	if rows == 0 || len(a) == 0 {
+		clear(out[:rows])
+		return
+	}
+	cur.q6k(w, rows, a, out)
+}
+
+// MatVecQ8_0 sets out[r] = quant.DotQ8_0(row r of w, a) for r < rows, where
+// each row is len(a) Q8_0 blocks (34 bytes each). Activations must come from
+// quant.QuantizeQ8_0 (quants in [-127, 127]).
+func MatVecQ8_0(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
+	checkQ("MatVecQ8_0", len(w), rows, len(a)*quant.BlockQ8_0Size, len(out))
+	if rows == 0 || len(a) == 0 {
+		clear(out[:rows])
+		return
+	}
+	cur.q80(w, rows, a, out)
+}
+
+// MatVecQ4_0 is MatVecQ8_0 for Q4_0 rows (18 bytes per block).
+func MatVecQ4_0(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
+	checkQ("MatVecQ4_0", len(w), rows, len(a)*quant.BlockQ4_0Size, len(out))
+	if rows == 0 || len(a) == 0 {
+		clear(out[:rows])
+		return
+	}
+	cur.q40(w, rows, a, out)
+}
+
+// MatVecF32 sets out[r] = quant.DotF32(row r of w, x) for r < rows, each row
+// being len(x) little-endian float32s.
+func MatVecF32(w []byte, rows int, x []float32, out []float32) {
+	checkQ("MatVecF32", len(w), rows, 4*len(x), len(out))
+	if rows == 0 || len(x) == 0 {
+		clear(out[:rows])
+		return
+	}
+	cur.f32(w, rows, x, out)
+}
+
+// MatVecF16 sets out[r] = quant.DotF16(row r of w, x) for r < rows, each row
+// being len(x) IEEE halves. Like the reference, x is used as given: round it
+// with quant.RoundF16 first to reproduce ggml's results.
+func MatVecF16(w []byte, rows int, x []float32, out []float32) {
+	checkQ("MatVecF16", len(w), rows, 2*len(x), len(out))
+	if rows == 0 || len(x) == 0 {
+		clear(out[:rows])
+		return
+	}
+	cur.f16(w, rows, x, out)
+}
+
+// MatVecBF16 sets out[r] = quant.DotBF16(row r of w, x) for r < rows, each row
+// being len(x) bfloat16s. Like the reference, x is used as given: round it
+// with quant.RoundBF16 first to reproduce ggml's results.
+func MatVecBF16(w []byte, rows int, x []float32, out []float32) {
+	checkQ("MatVecBF16", len(w), rows, 2*len(x), len(out))
+	if rows == 0 || len(x) == 0 {
+		clear(out[:rows])
+		return
+	}
+	cur.bf16(w, rows, x, out)
+}
+
+// DotF32 returns the dot product of a and b[:len(a)] (for attention scores).
+func DotF32(a, b []float32) float32 {
+	if len(b) < len(a) {
+		panic(fmt.Sprintf("kernels: DotF32: len(b) = %d < len(a) = %d", len(b), len(a)))
+	}
+	if len(a) == 0 {
+		return 0
+	}
+	return cur.dot(a, b)
+}
+
+// Axpy sets y[i] += alpha*x[i] for i < len(x) (for attention's weighted sum of
+// values).
+func Axpy(alpha float32, x, y []float32) {
+	if len(y) < len(x) {
+		panic(fmt.Sprintf("kernels: Axpy: len(y) = %d < len(x) = %d", len(y), len(x)))
+	}
+	if len(x) == 0 {
+		return
+	}
+	cur.axpy(alpha, x, y)
+}

@@ -1,0 +1,83 @@
+package kernels
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// TestQEMUArm64 cross-compiles this package's tests for arm64 and runs them
+// under qemu-user twice: on a CPU with dotprod (-cpu max) and on one without
+// (-cpu cortex-a53), so CI on x86 proves the NEON and SDOT kernels and the
+// dispatch fallback. It skips when qemu-aarch64-static is missing unless
+// DROIDGO_REQUIRE_QEMU=1, when it fails instead.
+func TestQEMUArm64(t *testing.T) {
+	if runtime.GOARCH == "arm64" {
+		t.Skip("already running on arm64")
+	}
+	if testing.Short() {
+		t.Skip("cross-compiling and emulating the arm64 tests is slow; skipped in -short mode")
+	}
+	qemu, err := exec.LookPath("qemu-aarch64-static")
+	if err != nil {
+		if os.Getenv("DROIDGO_REQUIRE_QEMU") == "1" {
+			t.Fatal("DROIDGO_REQUIRE_QEMU=1 but qemu-aarch64-static is not installed (apt-get install qemu-user-static)")
+		}
+		t.Skip("qemu-aarch64-static not installed: arm64 kernels NOT tested (set DROIDGO_REQUIRE_QEMU=1 to make this fail)")
+	}
+	bin := filepath.Join(t.TempDir(), "kernels-arm64.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, ".")
+	build.Env = append(os.Environ(), "GOARCH=arm64", "GOOS=linux", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("cross-compile arm64 tests: %v\n%s", err, out)
+	}
+	for _, c := range []struct{ cpu, env, wantISA string }{
+		{"max", "", "dotprod"},
+		{"cortex-a53", "", "neon"},
+		{"max", "neon", "neon"},
+	} {
+		t.Run(c.cpu+"/"+c.wantISA, func(t *testing.T) {
+			cmd := exec.Command(qemu, "-cpu", c.cpu, bin, "-test.run", "^Test(MatVec|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)", "-test.v")
+			cmd.Env = append(os.Environ(), "DROIDGO_WANT_ISA="+c.wantISA, "DROIDGO_ISA="+c.env)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("arm64 tests under qemu -cpu %s: %v\n%s", c.cpu, err, out)
+			}
+			t.Logf("qemu -cpu %s: arm64 tests passed", c.cpu)
+		})
+	}
+}
+
+// TestISAMatches checks the level chosen at start-up when the caller says
+// which one to expect (the qemu test does, per emulated CPU model).
+func TestISAMatches(t *testing.T) {
+	want := os.Getenv("DROIDGO_WANT_ISA")
+	if want == "" {
+		t.Skip("DROIDGO_WANT_ISA not set")
+	}
+	if got := ISA(); got != want {
+		t.Fatalf("ISA() = %q, want %q (levels %v)", got, want, Levels())
+	}
+}
+
+// TestEnvOverride re-runs this test binary with DROIDGO_ISA set to every
+// available level and checks that start-up picked exactly that level.
+func TestEnvOverride(t *testing.T) {
+	if os.Getenv("DROIDGO_WANT_ISA") != "" {
+		t.Skip("already a child run")
+	}
+	for _, l := range append(Levels(), "no-such-level") {
+		want := l
+		if l == "no-such-level" {
+			want = Levels()[len(Levels())-1] // unknown names keep the best level
+		}
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestISAMatches$", "-test.v")
+		cmd.Env = append(os.Environ(), "DROIDGO_ISA="+l, "DROIDGO_WANT_ISA="+want)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("DROIDGO_ISA=%s: %v\n%s", l, err, out)
+		}
+	}
+}
