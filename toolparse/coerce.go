@@ -210,6 +210,12 @@ func normalizeName(name string) string {
 var (
 	// An integer in light wrapping: "#3", "[3]", "(3)", "3.".
 	wrappedInt = regexp.MustCompile(`^[#\[(]?\s*(-?\d+)\s*[\]).]?$`)
+	// An element number with the element's line or name after it, as a
+	// model copies it from the prompt: "[3] Wi-Fi", "[3] switch \"Wi-Fi\"",
+	// "3 (Wi-Fi)", "3: Wi-Fi", "3 - Wi-Fi", or a word before it:
+	// "element 3", "index 3", "item #3". A number inside a name
+	// ("Wi-Fi 6", "Results (89)") is not taken: it may be part of the name.
+	indexWithLabel = regexp.MustCompile(`^(?:\[\s*(\d+)\s*\]\s*\S.*|(\d+)(?:\s*[(:]|\s+[-–]\s).*|(?i:element|index|item|button|number|no\.?)\s*#?\s*(\d+)(?:(?:\s*[(:]|\s+[-–]\s).*)?)$`)
 	// A number with a unit of time: "2s", "1.5 seconds".
 	withUnit = regexp.MustCompile(`^(-?\d+(?:\.\d+)?)\s*(?:s|sec|secs|second|seconds)\.?$`)
 )
@@ -272,6 +278,19 @@ func coerceInt(p action.Param, v any) (any, string, string) {
 		}
 		if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) {
 			return fromFloat(f, "the string "+strconv.Quote(x))
+		}
+		if p.Name == "index" {
+			if m := indexWithLabel.FindStringSubmatch(s); m != nil {
+				if i, err := strconv.ParseInt(m[1]+m[2]+m[3], 10, 64); err == nil {
+					return i, fmt.Sprintf("%s was %s, an element number with text around it; used the integer %d", p.Name, strconv.Quote(x), i), ""
+				}
+			}
+		}
+		if p.Name == "index" && strings.IndexFunc(s, unicode.IsLetter) >= 0 {
+			// A small model often names the element ("Wi-Fi") instead of
+			// numbering it. Guessing which element a label means could
+			// tap the wrong one, so say what is wanted instead.
+			return nil, "", fmt.Sprintf("index must be an integer, the element's number N from [N] in the screen list, not a label; got %s", describe(v))
 		}
 		return bad()
 	case []any:

@@ -148,10 +148,37 @@ func findBrackets(text string, tools []action.Tool) []candidate {
 		}
 		if p := strings.IndexByte(inner, '('); p > 0 {
 			off := i + 1 + strings.Index(text[i+1:j], inner)
-			if c, ok := readFuncCall(text, off, tools); ok {
-				c.start, c.end = i, j+1
-				c.notes[0] = fmt.Sprintf("the call was written as [%s]; read it as a call", inner)
+			// [tap(3)], or a Python list of calls, the form Llama 3.2's
+			// template asks for: [tap(index=3), press_key(key="back")].
+			var list []candidate
+			for off < j {
+				c, ok := readFuncCall(text, off, tools)
+				if !ok {
+					break
+				}
+				list = append(list, c)
+				off = c.end
+				for off < j && strings.IndexByte(" \t,", text[off]) >= 0 {
+					off++
+				}
+			}
+			for n, c := range list {
+				if len(list) == 1 {
+					c.notes[0] = fmt.Sprintf("the call was written as [%s]; read it as a call", inner)
+				} else {
+					c.notes[0] = fmt.Sprintf("the calls were written as a list [%s, ...]; read each as a call", list[0].name+"(...)")
+				}
+				if n == 0 {
+					c.start = i
+				}
+				if n == len(list)-1 {
+					c.end = j + 1
+				} else {
+					c.end = list[n+1].start
+				}
 				out = append(out, c)
+			}
+			if len(list) > 0 {
 				i = j
 			}
 			continue

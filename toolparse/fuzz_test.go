@@ -60,6 +60,9 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"{", "[", "[tap]", "<tool_call>", "</tool_call>", "<arg_key>", "tap(", "{'a", `{"a":"\u`,
 		strings.Repeat("[", 200), strings.Repeat("{\"a\":", 200), "<think>", "</think>",
+		"<function=", "<function=tap><parameter=", strings.Repeat("<parameter=index>", 100),
+		"<start_function_call>call:", "call:tap{text:<escape>", "Action: tap\nAction Input: {",
+		"[tap(1), ", "<|observation|>", "<arg_key>a</arg_key><arg_key>b</arg_key><arg_value>",
 	} {
 		f.Add(s, false)
 	}

@@ -2,7 +2,9 @@ package toolparse
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/droidgo/droidgo/action"
 )
@@ -195,12 +197,50 @@ func nativeBody(f *finder, from, end int, tools []action.Tool) candidate {
 		}
 		return p
 	}
-	missingKeyEnd, missingValueEnd, stray := false, false, false
+	missingKeyEnd, missingValueEnd, stray, late := false, false, false, false
+	// Keys still waiting for their values: a model sometimes writes all the
+	// <arg_key>s first and then all the <arg_value>s.
+	var pending []string
+	readValue := func(pos int) (raw string, next int) {
+		pos += len(tagValue)
+		// Value: up to </arg_value>, or, when that is missing, to the next
+		// <arg_key> or <arg_value>, or the end of the body.
+		ve := f.within(tagValueEnd, pos, end)
+		nk := f.within(tagKey, pos, end)
+		if len(pending) > 0 {
+			if nv := f.within(tagValue, pos, end); nv >= 0 && (nk < 0 || nv < nk) {
+				nk = nv
+			}
+		}
+		switch {
+		case ve >= 0 && (nk < 0 || ve < nk):
+			return text[pos:ve], ve + len(tagValueEnd)
+		case nk >= 0:
+			missingValueEnd = true
+			return strings.TrimRight(text[pos:nk], spaces), nk
+		}
+		missingValueEnd = true
+		return strings.TrimRight(text[pos:end], spaces), end
+	}
+	setArg := func(key, raw string) {
+		if _, dup := c.args[key]; dup {
+			c.notes = append(c.notes, fmt.Sprintf("argument %q was given twice; kept the last value", key))
+		}
+		c.args[key] = nativeValue(t, key, raw)
+	}
 	pos := k
 	for {
 		pos = skipSpace(pos)
 		if pos >= end {
 			break
+		}
+		if len(pending) > 0 && strings.HasPrefix(text[pos:end], tagValue) {
+			var raw string
+			raw, pos = readValue(pos)
+			setArg(pending[0], raw)
+			pending = pending[1:]
+			late = true
+			continue
 		}
 		if !strings.HasPrefix(text[pos:end], tagKey) {
 			// Stray text between pairs: skip to the next key.
@@ -238,35 +278,21 @@ func nativeBody(f *finder, from, end int, tools []action.Tool) candidate {
 		}
 		key = strings.TrimSpace(key)
 		pos = skipSpace(pos)
-		if !strings.HasPrefix(text[pos:end], tagValue) {
+		if !strings.HasPrefix(text[pos:end], tagValue) || len(pending) > 0 {
 			if key != "" {
-				c.notes = append(c.notes, fmt.Sprintf("argument %q had no <arg_value>; ignored it", key))
+				pending = append(pending, key)
 			}
 			continue
 		}
-		pos += len(tagValue)
-		// Value: up to </arg_value>, or, when that is missing, to the next
-		// <arg_key> or the end of the body.
 		var raw string
-		ve := f.within(tagValueEnd, pos, end)
-		nk = f.within(tagKey, pos, end)
-		switch {
-		case ve >= 0 && (nk < 0 || ve < nk):
-			raw = text[pos:ve]
-			pos = ve + len(tagValueEnd)
-		case nk >= 0:
-			raw = strings.TrimRight(text[pos:nk], spaces)
-			pos = nk
-			missingValueEnd = true
-		default:
-			raw = strings.TrimRight(text[pos:end], spaces)
-			pos = end
-			missingValueEnd = true
-		}
-		if _, dup := c.args[key]; dup {
-			c.notes = append(c.notes, fmt.Sprintf("argument %q was given twice; kept the last value", key))
-		}
-		c.args[key] = nativeValue(t, key, raw)
+		raw, pos = readValue(pos)
+		setArg(key, raw)
+	}
+	for _, key := range pending {
+		c.notes = append(c.notes, fmt.Sprintf("argument %q had no <arg_value>; ignored it", key))
+	}
+	if late {
+		c.notes = append(c.notes, "the <arg_key>s came before their <arg_value>s; paired them in order")
 	}
 	if missingKeyEnd {
 		c.notes = append(c.notes, "an <arg_key> was not closed with </arg_key>; ended it at <arg_value>")
@@ -282,6 +308,19 @@ func nativeBody(f *finder, from, end int, tools []action.Tool) candidate {
 
 // nativeAltBody reads a <tool_call> body that does not use arg tags.
 func nativeAltBody(body string, tools []action.Tool) (candidate, bool) {
+	if strings.HasPrefix(body, tagFunc) {
+		if cs := findFuncTags(body, tools); len(cs) > 0 && cs[0].name != "" {
+			c := cs[0]
+			c.notes = append([]string{"the <tool_call> held <function=NAME><parameter=KEY> tags instead of <arg_key>/<arg_value> pairs; read the call from them"}, c.notes...)
+			if rest := strings.TrimSpace(body[cs[0].end:]); rest != "" {
+				// Qwen3.x drifts into stray closers (</function>,
+				// </function_invocation>) or a second call in one block.
+				c.notes = append(c.notes, fmt.Sprintf("ignored %s after the call inside the same <tool_call>", quoteStray(rest)))
+			}
+			return c, true
+		}
+		return candidate{}, false
+	}
 	if body[0] == '{' {
 		if v, _, notes, err := readJSON(body, 0); err == nil {
 			if cs := callsFromJSON(v, FormatNative, tools, 0); len(cs) > 0 && cs[0].name != "" {
@@ -342,4 +381,17 @@ func lookupLoose(name string, tools []action.Tool) (action.Tool, bool) {
 		return action.Tool{}, false
 	}
 	return action.Lookup(tools, n)
+}
+
+// quoteStray quotes stray text for a recovery note, shortened.
+func quoteStray(s string) string {
+	const max = 40
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strconv.Quote(s)
 }

@@ -17,10 +17,21 @@ var endMarkers = []struct{ tag, why string }{
 	{"<|end▁of▁sentence|>", "the end-of-sentence token"},
 	{"<|im_end|>", "an end-of-turn token"},
 	{"<|endoftext|>", "an end-of-text token"},
+	{"<|eot_id|>", "an end-of-turn token"},
+	{"<end_of_turn>", "an end-of-turn token"},
+	{"<start_function_response>", "a function response the model wrote itself"},
+	{"<|eom_id|>", "an end-of-message token"},
 	{"<tool_response>", "a <tool_response> the model wrote itself"},
 	{"<|Tool|>", "a tool turn the model wrote itself"},
 	{"<|User|>", "a user turn the model wrote itself"},
 	{"<|System|>", "a system turn the model wrote itself"},
+	// GLM-4.5-style templates (whose <tool_call>/<arg_key> form Spark
+	// shares) name their turns in lower case and give tool results an
+	// <|observation|> turn.
+	{"<|observation|>", "a tool-result turn the model wrote itself"},
+	{"<|user|>", "a user turn the model wrote itself"},
+	{"<|assistant|>", "a new assistant turn the model began itself"},
+	{"<|system|>", "a system turn the model wrote itself"},
 	{"<｜start▁of▁sentence｜>", "a new turn the model began itself"},
 }
 
@@ -73,6 +84,11 @@ func Parse(text string, opts Options) Result {
 			cands = []candidate{c}
 		}
 	}
+	if !closed && len(cands) > 0 && !strings.Contains(strings.Join(cands[0].notes, " "), "never closed") {
+		// The call stood in the answer text before a <think> that then
+		// ran to the end of the output.
+		res.Recoveries = append(res.Recoveries, "the reasoning never closed (no </think>); used the call written before it")
+	}
 	if !closed && len(cands) == 0 {
 		res.Errors = append(res.Errors, "the reasoning never closed (no </think>): the output ended while the model was still thinking, with no tool call")
 	}
@@ -97,7 +113,7 @@ func Parse(text string, opts Options) Result {
 
 // turnHeaders are the template's tokens that open an assistant turn; an
 // engine that echoes them puts them before the output.
-var turnHeaders = []string{"<｜start▁of▁sentence｜>", "<|start_of_sentence|>", "<|Bot|>"}
+var turnHeaders = []string{"<｜start▁of▁sentence｜>", "<|start_of_sentence|>", "<|Bot|>", "<|assistant|>"}
 
 // stripHeader removes an echoed turn header from the start of the output.
 func stripHeader(text string, res *Result) string {
@@ -121,23 +137,26 @@ func stripHeader(text string, res *Result) string {
 
 // cutAtEnd drops what follows an end marker.
 func cutAtEnd(text string, res *Result) string {
-	cut, why := len(text), ""
+	cut, why, tag := len(text), "", ""
 	for _, m := range endMarkers {
 		if i := strings.Index(text, m.tag); i >= 0 && i < cut {
-			cut, why = i, m.why
+			cut, why, tag = i, m.why, m.tag
 		}
 	}
 	if cut == len(text) {
 		return text
 	}
-	if rest := strings.TrimSpace(text[cut:]); rest != "" && !isOnlyEndTokens(rest) {
+	// A marker that ends the output is how the turn normally stops (GLM's
+	// templates stop a tool-calling turn at <|observation|>); only text
+	// after it was dropped.
+	if rest := strings.TrimSpace(text[cut+len(tag):]); rest != "" && !isOnlyEndTokens(rest) {
 		res.Recoveries = append(res.Recoveries, fmt.Sprintf("ignored the text from %s on", why))
 	}
 	return text[:cut]
 }
 
 func isOnlyEndTokens(s string) bool {
-	for _, t := range []string{"<｜end▁of▁sentence｜>", "<|end_of_sentence|>", "<|im_end|>", "<|endoftext|>"} {
+	for _, t := range []string{"<｜end▁of▁sentence｜>", "<|end_of_sentence|>", "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>"} {
 		s = strings.ReplaceAll(s, t, "")
 	}
 	return strings.TrimSpace(s) == ""
@@ -190,9 +209,27 @@ func findCalls(text string, tools []action.Tool) []candidate {
 		}
 	}
 	var all []candidate
-	brackets := findBrackets(text, tools)
+	if strings.Contains(text, tagGemmaCall) {
+		all = append(all, findGemmaCalls(text, tools)...)
+	}
+	brackets := outside(findBrackets(text, tools), all)
 	all = append(all, brackets...)
-	all = append(all, outside(findJSON(text, tools), brackets)...)
+	all = append(all, outside(findReAct(text), all)...)
+	all = append(all, outside(findJSON(text, tools), all)...)
+	if hasFuncTags(text) {
+		var tags []candidate
+		for _, c := range findFuncTags(text, tools) {
+			c.notes = append([]string{"the call was written as <function=NAME><parameter=KEY> tags without <tool_call>; read it from them"}, c.notes...)
+			// Qwen3-Coder's known slip: everything but the opening
+			// <tool_call>, so its </tool_call> follows the call.
+			if rest := strings.TrimLeft(text[c.end:], spaces); strings.HasPrefix(rest, tagCallEnd) {
+				c.end = len(text) - len(rest) + len(tagCallEnd)
+				c.notes = append(c.notes, "the </tool_call> after it had no opening <tool_call>; ignored it")
+			}
+			tags = append(tags, c)
+		}
+		all = append(all, outside(tags, all)...)
+	}
 	all = append(all, outside(findFuncCalls(text, tools), all)...)
 	if len(all) == 0 {
 		if c, ok := commandLine(text, tools); ok {
@@ -425,7 +462,10 @@ func bindPositional(name string, args map[string]any, tools []action.Tool) (map[
 	return out, notes
 }
 
-var emptyFence = regexp.MustCompile("```[A-Za-z]*\\s*```")
+// emptyFence matches what is left of a code fence or inline code span
+// whose call was cut out ("```tool_code\n```", "`tap(5)`"), and the
+// Llama python tag that announced a call.
+var emptyFence = regexp.MustCompile("```[\\w-]*\\s*```|``|<\\|python_tag\\|>")
 
 // stripSpans removes the calls' text from the answer so Content is what
 // the model said besides its calls.

@@ -1,6 +1,7 @@
 package uixml
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -64,6 +65,11 @@ const maxPieces = 6
 // rowLevels is how far up from a switch or checkbox its row may be.
 const rowLevels = 4
 
+// minSliver is the width or height in pixels below which a control with
+// no name is not listed: even on a 480-pixel-wide screen a real button is
+// larger, while rows scrolled to the list's edge show a few pixels.
+const minSliver = 24
+
 // maxRowNodes bounds the subtree searched for a row's texts: a bigger
 // container is a panel, not a row, and the bound keeps pathological dumps
 // (thousands of nested labelled nodes) linear.
@@ -102,6 +108,20 @@ func (s *Screen) build() {
 		in[k].end = n
 	}
 
+	// A keyboard window (dumps of all windows include it) would fill the
+	// list with forty one-letter keys and push the app's controls past the
+	// cut; it is left out and named once in the prompt. A keyboard's own
+	// screens (its settings app) are the only window then, and stay.
+	imeEnd := -1
+	s.Keyboard = false
+	if s.hasAppRoot() {
+		for i := range s.Nodes {
+			if s.Nodes[i].Parent == -1 && isIMEPackage(s.Nodes[i].Package) {
+				s.Keyboard = true
+			}
+		}
+	}
+
 	// The phone's status bar (clock, battery, notification icons) is left
 	// out: it changes every minute and offers nothing to tap.
 	statusEnd := -1
@@ -115,7 +135,10 @@ func (s *Screen) build() {
 				statusEnd = f.end
 			}
 		}
-		f.vis = !nd.Hidden && area(s.clip(nd.Bounds)) > 0 && i >= statusEnd
+		if s.Keyboard && i >= imeEnd && nd.Parent == -1 && isIMEPackage(nd.Package) {
+			imeEnd = f.end
+		}
+		f.vis = !nd.Hidden && area(s.clip(nd.Bounds)) > 0 && i >= statusEnd && i >= imeEnd
 		f.editable = isEditable(nd)
 		if t := cleanLabel(nd.Text); t != "" {
 			f.own, f.ownFrom = t, "text"
@@ -138,8 +161,13 @@ func (s *Screen) build() {
 		// A switch scrolled half out of its row still belongs to it, so an
 		// invisible one may merge; only a visible one is listed alone.
 		if !nd.Clickable {
-			if r := s.rowOf(i, in); r >= 0 && in[r].toggle < 0 {
-				in[r].toggle = i
+			if r := s.rowOf(i, in); r >= 0 {
+				// A second state indicator in the same row (a RadioButton
+				// beside a CheckedTextView holding the option's name) is
+				// the same choice: it merges too, the first one speaks.
+				if in[r].toggle < 0 {
+					in[r].toggle = i
+				}
 				f.merged = true
 				f.inter = false
 			}
@@ -160,6 +188,11 @@ func (s *Screen) build() {
 		case f.editable:
 			f.cand = true
 			switch {
+			case f.own != "" && f.ownFrom == "text" && nd.Password:
+				// Some apps expose a password field's real text; the
+				// model needs to know it is filled, not the secret (the
+				// prompt goes into logs and recordings).
+				f.label, f.from = maskSecret(f.own), "text"
 			case f.own != "" && f.ownFrom == "text":
 				f.label, f.from = f.own, "text"
 			case cleanLabel(nd.Hint) != "":
@@ -237,6 +270,24 @@ func (s *Screen) build() {
 		}
 	}
 
+	// A control with no name at all that shows only a sliver (a list row
+	// scrolled almost out of view, a 10-pixel strip of a card) tells the
+	// model nothing it could act on with sense; leave it out.
+	for i := range s.Nodes {
+		f := &in[i]
+		if !f.cand || f.from != "id" && f.from != "class" {
+			continue
+		}
+		if r := s.clip(s.Nodes[i].Bounds); r.X2-r.X1 < minSliver || r.Y2-r.Y1 < minSliver {
+			f.cand = false
+		}
+		// Nor does a disabled one known only by its class (the dots of a
+		// pager indicator): it can neither be named nor used.
+		if f.from == "class" && !s.Nodes[i].Enabled {
+			f.cand = false
+		}
+	}
+
 	// Cut for length: controls first, then texts, each in document order.
 	var cands []int
 	inter := 0
@@ -296,6 +347,25 @@ func (s *Screen) build() {
 	}
 }
 
+// hasAppRoot reports a window root that is not a keyboard's.
+func (s *Screen) hasAppRoot() bool {
+	for i := range s.Nodes {
+		if n := &s.Nodes[i]; n.Parent == -1 && n.Package != "" && !isIMEPackage(n.Package) {
+			return true
+		}
+	}
+	return false
+}
+
+// isIMEPackage reports the package of an input method (on-screen
+// keyboard): Gboard and AOSP's (…inputmethod…), Samsung's honeyboard,
+// SwiftKey, and the common Chinese ones (Sogou, Baidu, iFlytek, QQ).
+func isIMEPackage(p string) bool {
+	return strings.Contains(p, "inputmethod") || strings.Contains(p, "honeyboard") ||
+		strings.Contains(p, "swiftkey") || strings.Contains(p, ".keyboard") ||
+		strings.HasPrefix(p, "com.baidu.input") || strings.Contains(p, "qqpinyin")
+}
+
 // rowOf finds the row a switch or checkbox belongs to: the nearest clickable,
 // visible ancestor within rowLevels that is not a scrolling list.
 func (s *Screen) rowOf(i int, in []info) int {
@@ -329,6 +399,11 @@ func (s *Screen) pieces(i int, in []info) (pieces []string, idx []int, hasCtl bo
 	for j := i + 1; j < in[i].end; j++ {
 		f := &in[j]
 		if f.merged {
+			// A merged toggle's own text (a CheckBox or CheckedTextView
+			// that carries the option's name) names the row.
+			if f.own != "" && !contains(pieces, f.own) {
+				pieces = append(pieces, f.own)
+			}
 			j = f.end - 1
 			continue
 		}
@@ -500,8 +575,11 @@ func shortClass(c string) string {
 // space, and invisible characters (bidi marks, zero-width spaces,
 // private-use icon glyphs) go.
 func cleanLabel(s string) string {
-	if s == "" || plainASCII(s) {
+	if s == "" {
 		return s
+	}
+	if plainASCII(s) {
+		return tidyCommas(s)
 	}
 	var b strings.Builder
 	b.Grow(len(s))
@@ -527,7 +605,29 @@ func cleanLabel(s string) string {
 		space = false
 		b.WriteRune(r)
 	}
-	return b.String()
+	return tidyCommas(b.String())
+}
+
+// maskSecret replaces a password's characters with bullets, keeping its
+// length (up to 16) so the model can tell an empty field from a filled one.
+func maskSecret(s string) string {
+	return strings.Repeat("•", min(utf8.RuneCountInString(s), 16))
+}
+
+// emptyFields matches the separators of empty fields in a text joined with
+// commas: Gmail's conversation rows read ", , , Test C. User, , Subject".
+var emptyFields = regexp.MustCompile(`,(\s*,)+`)
+
+// tidyCommas drops the empty fields of a comma-joined text.
+func tidyCommas(s string) string {
+	if !strings.Contains(s, ",") {
+		return s
+	}
+	if !emptyFields.MatchString(s) && s[0] != ',' && s[len(s)-1] != ',' {
+		return s
+	}
+	s = emptyFields.ReplaceAllString(s, ",")
+	return strings.Trim(s, ", ")
 }
 
 // plainASCII reports text cleanLabel would return unchanged: printable

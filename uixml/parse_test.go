@@ -430,6 +430,9 @@ func TestElementRules(t *testing.T) {
 		{"password field", screen(
 			nd(`text="••••" class="android.widget.EditText" password="true" clickable="true" focusable="true" bounds="[0,0][1000,100]"`)),
 			`[0] field "••••" (editable, password)`},
+		{"password text masked", screen(
+			nd(`text="hunter2" class="android.widget.EditText" password="true" clickable="true" bounds="[0,0][1000,100]"`)),
+			`[0] field "•••••••" (editable, password)`},
 		{"empty field shows its hint", screen(
 			nd(`class="android.widget.EditText" clickable="true" bounds="[0,0][1000,100]" hint="Email"`)),
 			`[0] field "Email" (editable)`},
@@ -455,6 +458,27 @@ func TestElementRules(t *testing.T) {
 			nd(`text="Precise" class="android.widget.RadioButton" checkable="true" checked="true" clickable="true" bounds="[0,0][500,100]"`),
 			nd(`text="Approximate" class="android.widget.RadioButton" checkable="true" clickable="true" bounds="[500,0][1000,100]"`)),
 			"[0] radio \"Precise\" checked\n[1] radio \"Approximate\" unchecked"},
+		{"radio row whose name is on a CheckedTextView", screen(
+			nd(`class="android.widget.LinearLayout" clickable="true" bounds="[0,0][1000,200]"`,
+				nd(`resource-id="android:id/checkbox" class="android.widget.RadioButton" checkable="true" checked="true" bounds="[0,0][100,200]"`),
+				nd(`class="android.widget.RelativeLayout" bounds="[150,0][1000,200]"`,
+					nd(`text="5G preferred" class="android.widget.CheckedTextView" checkable="true" checked="true" bounds="[150,50][600,150]"`))),
+			nd(`class="android.widget.LinearLayout" clickable="true" bounds="[0,200][1000,400]"`,
+				nd(`class="android.widget.RadioButton" checkable="true" bounds="[0,200][100,400]"`),
+				nd(`text="LTE preferred" class="android.widget.CheckedTextView" checkable="true" bounds="[150,250][600,350]"`))),
+			"[0] radio \"5G preferred\" checked\n[1] radio \"LTE preferred\" unchecked"},
+		{"nameless sliver of a row dropped", screen(
+			nd(`class="android.widget.LinearLayout" clickable="true" bounds="[0,1983][1000,2000]"`),
+			nd(`resource-id="com.example:id/card" class="android.view.ViewGroup" clickable="true" bounds="[0,1990][500,2010]"`),
+			nd(`content-desc="Dot" class="android.widget.ImageView" clickable="true" bounds="[600,1990][616,2000]"`)),
+			`[0] button "Dot"`},
+		{"nameless disabled control dropped, named one kept", screen(
+			nd(`class="android.widget.LinearLayout" clickable="true" enabled="false" bounds="[0,0][56,140]"`),
+			nd(`resource-id="com.example:id/send" class="android.widget.ImageButton" clickable="true" enabled="false" bounds="[100,0][200,100]"`)),
+			`[0] button id:send (disabled)`},
+		{"empty comma-joined fields removed", screen(
+			nd(`text=", , , Test C. User, , Zimbra Test Email, Hi,  on Mar 10" class="android.view.ViewGroup" clickable="true" bounds="[0,0][1000,200]"`)),
+			`[0] button "Test C. User, Zimbra Test Email, Hi, on Mar 10"`},
 		{"long label cut", screen(
 			nd(`text="` + strings.Repeat("word ", 40) + `" class="android.widget.TextView" bounds="[0,0][1000,100]"`)),
 			`[0] text "` + strings.TrimSpace(strings.Repeat("word ", 16)) + `…"`},
@@ -666,5 +690,46 @@ func TestDialogPanel(t *testing.T) {
 	want := "Screen of com.example, 1000x1500:\n[0] text \"Allow Camera to access this device's location?\"\n[1] button \"Allow\"\n[2] button \"Deny\"\n"
 	if got := s.Prompt(); got != want {
 		t.Errorf("dialog:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestKeyboardWindow checks that the keys of an on-screen keyboard window
+// (dumps of every window include it) are not elements while the app's
+// controls are, that the prompt says a keyboard is open and names the app,
+// and that a keyboard package's own screen, alone, is listed as usual.
+func TestKeyboardWindow(t *testing.T) {
+	const ime = "com.google.android.inputmethod.latin"
+	var keys []string
+	for i, k := range strings.Split("qwertyuiopasdfghjklzxcvbnm", "") {
+		x := (i % 10) * 108
+		y := 1600 + (i/10)*160
+		keys = append(keys, nd(fmt.Sprintf(`resource-id="%s:id/key_pos_%d" content-desc="%s" package="%s" clickable="true" bounds="[%d,%d][%d,%d]"`,
+			ime, i, k, ime, x, y, x+108, y+160)))
+	}
+	app := nd(`class="android.widget.FrameLayout" package="com.example.chat" bounds="[0,0][1080,2400]"`,
+		nd(`class="android.widget.EditText" package="com.example.chat" clickable="true" focused="true" hint="Message" bounds="[0,1400][900,1560]"`),
+		nd(`content-desc="Send" class="android.widget.ImageButton" package="com.example.chat" clickable="true" bounds="[900,1400][1080,1560]"`))
+	kbd := nd(`class="android.widget.FrameLayout" package="`+ime+`" bounds="[0,1580][1080,2400]"`, keys...)
+
+	for _, order := range []string{"keyboard first", "app first"} {
+		x := doc(kbd, app)
+		if order == "app first" {
+			x = doc(app, kbd)
+		}
+		s := mustParse(t, x)
+		want := "Screen of com.example.chat, 1080x2400:\n" +
+			"[0] field \"Message\" (editable, focused)\n" +
+			"[1] button \"Send\"\n" +
+			"(an on-screen keyboard is open; its keys are not listed)\n"
+		if got := s.Prompt(); got != want || !s.Keyboard {
+			t.Errorf("%s: Keyboard=%v, prompt:\n%s\nwant:\n%s", order, s.Keyboard, got, want)
+		}
+	}
+
+	alone := mustParse(t, doc(nd(`class="android.widget.FrameLayout" package="`+ime+`" bounds="[0,0][1080,2400]"`,
+		nd(`text="Theme" class="android.widget.TextView" package="`+ime+`" clickable="true" bounds="[0,100][1080,300]"`))))
+	if alone.Keyboard || len(alone.Elements) != 1 || alone.App() != ime {
+		t.Errorf("keyboard settings screen: Keyboard=%v, %d elements, app %q; want its row listed",
+			alone.Keyboard, len(alone.Elements), alone.App())
 	}
 }

@@ -37,6 +37,9 @@ func (s *Screen) Prompt() string {
 	if len(s.Elements) == 0 {
 		b.WriteString("(no elements on this screen)\n")
 	}
+	if s.Keyboard {
+		b.WriteString("(an on-screen keyboard is open; its keys are not listed)\n")
+	}
 	if s.Cut > 0 {
 		fmt.Fprintf(&b, "(%d more elements not shown: the list was cut for length)\n", s.Cut)
 	}
@@ -118,7 +121,7 @@ func (s *Screen) App() string {
 	var order []string
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		if n.Package == "" || area(s.clip(n.Bounds)) == 0 {
+		if n.Package == "" || area(s.clip(n.Bounds)) == 0 || s.Keyboard && isIMEPackage(n.Package) {
 			continue
 		}
 		if count[n.Package] == 0 {

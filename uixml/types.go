@@ -79,6 +79,10 @@ type Screen struct {
 	Truncated bool
 	// Cut is how many elements were left out of the prompt for length.
 	Cut int
+	// Keyboard reports an on-screen keyboard window beside the app's: its
+	// keys are not elements (text is typed, not tapped key by key) and the
+	// prompt says the keyboard is open.
+	Keyboard bool
 
 	opts Options
 }

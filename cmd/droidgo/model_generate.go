@@ -30,6 +30,9 @@ func newModelGenerateCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer e.Model().Close()
+			if ctxLen := e.Model().Config.Context; ctxLen > 0 && n > ctxLen-len(toks) {
+				return usageErr(fmt.Errorf("-n %d plus %d prompt tokens exceed the model's context length of %d", n, len(toks), ctxLen))
+			}
 			out, err := e.Generate(g.ctx, toks, n)
 			if err != nil {
 				return err

@@ -45,7 +45,7 @@ func newModelInfoCmd(g *globals) *cobra.Command {
 			if ctxLen <= 0 {
 				return usageErr(fmt.Errorf("--ctx must be positive"))
 			}
-			m, err := spark.Open(args[0])
+			m, err := openSpark(args[0])
 			if err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ func newModelInfoCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(w, "layers %d (%d sliding, window %d), hidden %d, ffn %d, heads %d/%d kv, head_dim %d, vocab %d, context %d\n",
 				cfg.Layers, modelCountTrue(cfg.Sliding), cfg.Window, cfg.Hidden, cfg.FFN, cfg.Heads, cfg.KVHeads, cfg.HeadDim, cfg.Vocab, cfg.Context)
 			fmt.Fprintf(w, "rope: full theta %g over %d dims, sliding theta %g over %d dims; rms eps %g\n",
-				cfg.RopeThetaFull, cfg.RopeDimsFull, cfg.RopeThetaSWA, cfg.RopeDimsSWA, cfg.Eps)
+				cfg.RopeThetaFull, cfg.RopeDimsFull, cfg.RopeThetaSWA, cfg.RopeDimsSWA, float32(cfg.Eps))
 			types := make([]string, 0, len(info.TensorTypes))
 			for t := range info.TensorTypes {
 				types = append(types, t)

@@ -1,8 +1,11 @@
 package main
 
 import (
-	"encoding/json"
+	"bufio"
 	"fmt"
+	"io"
+	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,7 +65,10 @@ func (ef *engineFlags) open(path string) (*spark.Engine, []int, error) {
 	if ef.threads < 0 || ef.batch < 0 {
 		return nil, nil, usageErr(fmt.Errorf("--threads and --batch must not be negative"))
 	}
-	m, err := spark.Open(path)
+	if ef.threads > maxThreads {
+		return nil, nil, usageErr(fmt.Errorf("--threads %d is more than the %d supported", ef.threads, maxThreads))
+	}
+	m, err := openSpark(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -80,19 +86,81 @@ func (ef *engineFlags) open(path string) (*spark.Engine, []int, error) {
 	return e, toks, nil
 }
 
-// modelJSONFloats marshals float32s with the shortest exact representation.
-type modelJSONFloats []float32
+// logitsJSON streams {"n_vocab":V,"n_tokens":T,"logits":...} row by row:
+// one array of V numbers, or with all an array of T of them. Numbers are the
+// shortest text that reads back as the same float32. JSON has no NaN or
+// infinity, so such values are written as null and counted so the caller
+// can warn. Rows go out through a buffer as they are computed, never as one
+// string: 131072 logits times hundreds of positions is hundreds of
+// megabytes of text.
+type logitsJSON struct {
+	w         *bufio.Writer
+	all       bool
+	rows      int
+	nonFinite int
+	num       []byte
+}
 
-func (f modelJSONFloats) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(f)*12+2)
-	b = append(b, '[')
-	for i, v := range f {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
+func newLogitsJSON(w io.Writer, V, T int, all bool) *logitsJSON {
+	j := &logitsJSON{w: bufio.NewWriterSize(w, 1<<20), all: all, num: make([]byte, 0, 32)}
+	fmt.Fprintf(j.w, `{"n_vocab":%d,"n_tokens":%d,"logits":`, V, T)
+	if all {
+		j.w.WriteByte('[')
 	}
-	return append(b, ']'), nil
+	return j
+}
+
+func (j *logitsJSON) row(r []float32) {
+	if j.rows > 0 {
+		j.w.WriteByte(',')
+	}
+	j.rows++
+	j.w.WriteByte('[')
+	for i, v := range r {
+		if i > 0 {
+			j.w.WriteByte(',')
+		}
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			j.nonFinite++
+			j.w.WriteString("null")
+			continue
+		}
+		j.num = strconv.AppendFloat(j.num[:0], float64(v), 'g', -1, 32)
+		j.w.Write(j.num)
+	}
+	j.w.WriteByte(']')
+}
+
+// end closes the document and flushes it, reporting any write error.
+func (j *logitsJSON) end() error {
+	if j.all {
+		j.w.WriteByte(']')
+	}
+	j.w.WriteString("}\n")
+	return j.w.Flush()
+}
+
+// writeLogitsJSON writes logits (len(logits)/V rows) as one document.
+func writeLogitsJSON(w io.Writer, V, T int, logits []float32, all bool) (nonFinite int, err error) {
+	j := newLogitsJSON(w, V, T, all)
+	for r := 0; r*V < len(logits); r++ {
+		j.row(logits[r*V : (r+1)*V])
+	}
+	return j.nonFinite, j.end()
+}
+
+// maxThreads bounds --threads: every worker is an OS thread locked to its
+// goroutine, and an absurd count would exhaust the runtime's thread limit.
+const maxThreads = 256
+
+// logitsChunk is how many positions are evaluated per call with
+// --all-positions, so memory stays at chunk*V floats however long the
+// sequence is (the KV cache carries the context between calls).
+func (ef *engineFlags) logitsChunk() int {
+	if ef.batch <= 0 {
+		return 64
+	}
+	return min(ef.batch, 256)
 }
 
 func newModelLogitsCmd(g *globals) *cobra.Command {
@@ -108,39 +176,47 @@ func newModelLogitsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer e.Model().Close()
-			mode := spark.LogitsLast
-			if all {
-				mode = spark.LogitsAll
-			}
-			logits, err := e.Eval(g.ctx, toks, mode)
-			if err != nil {
-				return err
-			}
 			V := e.Model().Config.Vocab
+			var j *logitsJSON
 			if ef.jsonOutput {
-				out := struct {
-					NVocab  int `json:"n_vocab"`
-					NTokens int `json:"n_tokens"`
-					Logits  any `json:"logits"`
-				}{V, len(toks), modelJSONFloats(logits)}
-				if all {
-					rows := make([]modelJSONFloats, len(toks))
-					for i := range rows {
-						rows[i] = logits[i*V : (i+1)*V]
+				j = newLogitsJSON(g.stdout, V, len(toks), all)
+			} else {
+				fmt.Fprintf(g.stdout, "n_vocab %d, n_tokens %d\n", V, len(toks))
+			}
+			emit := func(first int, logits []float32) {
+				for i := 0; i*V < len(logits); i++ {
+					row := logits[i*V : (i+1)*V]
+					if j != nil {
+						j.row(row)
+					} else {
+						fmt.Fprintf(g.stdout, "position %d (token %d): top %s\n", first+i, toks[first+i], modelTopK(row, 5))
 					}
-					out.Logits = rows
 				}
-				enc := json.NewEncoder(g.stdout)
-				return enc.Encode(out)
 			}
-			first := 0
-			if !all {
-				first = len(toks) - 1
+			if all {
+				var buf []float32
+				for start := 0; start < len(toks); start += ef.logitsChunk() {
+					end := min(len(toks), start+ef.logitsChunk())
+					if buf, err = e.EvalTo(g.ctx, toks[start:end], spark.LogitsAll, buf); err != nil {
+						return err
+					}
+					emit(start, buf)
+				}
+			} else {
+				logits, err := e.Eval(g.ctx, toks, spark.LogitsLast)
+				if err != nil {
+					return err
+				}
+				emit(len(toks)-1, logits)
 			}
-			fmt.Fprintf(g.stdout, "n_vocab %d, n_tokens %d\n", V, len(toks))
-			for i := 0; i*V < len(logits); i++ {
-				row := logits[i*V : (i+1)*V]
-				fmt.Fprintf(g.stdout, "position %d (token %d): top %s\n", first+i, toks[first+i], modelTopK(row, 5))
+			if j == nil {
+				return nil
+			}
+			if err := j.end(); err != nil {
+				return fmt.Errorf("write logits: %w", err)
+			}
+			if j.nonFinite > 0 {
+				fmt.Fprintf(g.stderr, "droidgo: warning: %d logits are NaN or infinite and were written as null\n", j.nonFinite)
 			}
 			return nil
 		},
@@ -150,18 +226,27 @@ func newModelLogitsCmd(g *globals) *cobra.Command {
 	return c
 }
 
+// modelTopK formats the k largest logits of row, largest first (lowest id
+// first on ties). It keeps a small sorted list instead of sorting the row,
+// which matters with 131072 logits at every position.
 func modelTopK(row []float32, k int) string {
-	idx := make([]int, len(row))
-	for i := range idx {
-		idx[i] = i
+	top := make([]int, 0, k+1)
+	for i, v := range row {
+		if len(top) == k && !(v > row[top[k-1]]) {
+			continue
+		}
+		p := sort.Search(len(top), func(j int) bool { return v > row[top[j]] })
+		top = slices.Insert(top, p, i)
+		if len(top) > k {
+			top = top[:k]
+		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return row[idx[a]] > row[idx[b]] })
 	var sb strings.Builder
-	for i := 0; i < k && i < len(idx); i++ {
+	for i, id := range top {
 		if i > 0 {
 			sb.WriteString(" ")
 		}
-		fmt.Fprintf(&sb, "%d:%.4f", idx[i], row[idx[i]])
+		fmt.Fprintf(&sb, "%d:%.4f", id, row[id])
 	}
 	return sb.String()
 }

@@ -15,14 +15,16 @@ func init() { registerModel(newModelTokenizeCmd) }
 
 func newModelTokenizeCmd(g *globals) *cobra.Command {
 	var text string
-	var asJSON bool
+	var asJSON, bos bool
 	c := &cobra.Command{
 		Use:   "tokenize FILE --text TEXT [--json]",
 		Short: "Tokenize text with a model's tokenizer (GGUF file or HF directory)",
 		Long: `Tokenize TEXT with the tokenizer of FILE, a Spark GGUF (its tokenizer.ggml.*
 metadata) or an HF model directory (tokenizer.json). Special tokens written in
 TEXT, such as <think> or <｜end▁of▁sentence｜>, become their special ids. No BOS
-is added. The ids are the ones llama.cpp produces for the same file.
+is added unless --bos is given (llama.cpp adds one when the file's
+tokenizer.ggml.add_bos_token is true; Spark's chat template writes its own).
+The ids are the ones llama.cpp produces for the same file.
 
 Prints one token per line (id, a tab, the token's text quoted as a Go string),
 or with --json a single line {"tokens":[ID,...]}.`,
@@ -33,11 +35,20 @@ or with --json a single line {"tokens":[ID,...]}.`,
 			if !cmd.Flags().Changed("text") {
 				return usageErr(errors.New("--text is required"))
 			}
+			if err := checkModelDir(args[0], "tokenizer.json"); err != nil {
+				return err
+			}
 			tok, err := tokenizer.Load(args[0])
 			if err != nil {
 				return fmt.Errorf("load tokenizer: %w", err)
 			}
 			ids := tok.Encode(text, true)
+			if bos {
+				if tok.BOS() < 0 {
+					return fmt.Errorf("%s has no BOS token to add", args[0])
+				}
+				ids = append([]int{tok.BOS()}, ids...)
+			}
 			if asJSON {
 				if ids == nil {
 					ids = []int{}
@@ -61,5 +72,6 @@ or with --json a single line {"tokens":[ID,...]}.`,
 	}
 	c.Flags().StringVar(&text, "text", "", "the text to tokenize")
 	c.Flags().BoolVar(&asJSON, "json", false, `print {"tokens":[...]}`)
+	c.Flags().BoolVar(&bos, "bos", false, "prepend the BOS token")
 	return c
 }

@@ -327,7 +327,7 @@ func (f *File) TypeSummary() string {
 		if i > 0 {
 			s += " "
 		}
-		s += fmt.Sprintf("%s:%d", t, m[t])
+		s += fmt.Sprintf("%s:%d", TypeName(t), m[t])
 	}
 	return s
 }

@@ -160,6 +160,7 @@ func TestMalformed(t *testing.T) {
 		{"magic", mod(func(b []byte) []byte { b[0] = 'X'; return b }), "bad magic"},
 		{"version 1", mod(func(b []byte) []byte { le.PutUint32(b[4:], 1); return b }), "unsupported GGUF version 1"},
 		{"version 9", mod(func(b []byte) []byte { le.PutUint32(b[4:], 9); return b }), "unsupported GGUF version 9"},
+		{"big-endian", mod(func(b []byte) []byte { binary.BigEndian.PutUint32(b[4:], 3); return b }), "big-endian GGUF"},
 		{"huge tensor count", mod(func(b []byte) []byte { le.PutUint64(b[8:], 1<<60); return b }), "tensor count"},
 		{"huge kv count", mod(func(b []byte) []byte { le.PutUint64(b[16:], 1<<60); return b }), "metadata count"},
 		{"huge key length", mod(func(b []byte) []byte { le.PutUint64(b[24:], 1<<62); return b }), "runs past the end"},
@@ -224,7 +225,8 @@ func FuzzOpen(f *testing.F) {
 			return
 		}
 		for _, tn := range g.Tensors() {
-			if tn.Type.RowSize(tn.Dims[0])*tn.Rows() != len(tn.Data) {
+			block, size, ok := typeLayout(tn.Type)
+			if !ok || tn.Dims[0]/block*size*tn.Rows() != len(tn.Data) {
 				t.Fatalf("tensor %q: %d bytes for dims %v type %s", tn.Name, len(tn.Data), tn.Dims, tn.Type)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"unicode/utf8"
 
@@ -247,6 +248,9 @@ func parse(data []byte) (*File, error) {
 	f := &File{Size: int64(len(data)), kv: map[string]any{}, types: map[string]ValueType{}, byName: map[string]*Tensor{}}
 	f.Version = r.u32()
 	if r.err == nil && f.Version != 2 && f.Version != 3 {
+		if v := bits.ReverseBytes32(f.Version); v == 2 || v == 3 {
+			return nil, fmt.Errorf("%w: big-endian GGUF (version %d) is not supported; use a little-endian file", ErrFormat, v)
+		}
 		return nil, fmt.Errorf("%w: unsupported GGUF version %d (want 2 or 3)", ErrFormat, f.Version)
 	}
 	// A tensor info takes at least 8 (name) + 4 + 4 + 8 bytes; a kv pair at
@@ -333,12 +337,13 @@ func parse(data []byte) (*File, error) {
 			r.fail("duplicate tensor %q", name)
 			break
 		}
-		if !typ.Known() {
+		block, _, known := typeLayout(typ)
+		if !known {
 			r.fail("tensor %q has unknown type %d", name, uint32(typ))
 			break
 		}
-		if dims[0]%typ.BlockSize() != 0 {
-			r.fail("tensor %q: row length %d is not a multiple of the %s block size %d", name, dims[0], typ, typ.BlockSize())
+		if dims[0]%block != 0 {
+			r.fail("tensor %q: row length %d is not a multiple of the %s block size %d", name, dims[0], TypeName(typ), block)
 			break
 		}
 		if off%uint64(f.Alignment) != 0 {
@@ -359,7 +364,8 @@ func parse(data []byte) (*File, error) {
 	f.DataOffset = int64(start)
 	avail := uint64(len(data) - min(start, len(data)))
 	for _, t := range f.tensors {
-		size := uint64(t.Dims[0]/t.Type.BlockSize()) * uint64(t.Type.TypeSize())
+		block, bsize, _ := typeLayout(t.Type)
+		size := uint64(t.Dims[0]/block) * uint64(bsize)
 		for _, d := range t.Dims[1:] {
 			size *= uint64(d)
 		}

@@ -81,11 +81,12 @@ func (w *Writer) add(name string, typ quant.Type, dims []int, data []byte, fill 
 		w.setErr(fmt.Errorf("gguf writer: tensor %q has %d dims", name, len(dims)))
 		return
 	}
-	size := typ.RowSize(dims[0])
-	if size < 0 {
-		w.setErr(fmt.Errorf("gguf writer: tensor %q: row length %d does not fit type %s", name, dims[0], typ))
+	block, bsize, known := typeLayout(typ)
+	if !known || dims[0] <= 0 || dims[0]%block != 0 {
+		w.setErr(fmt.Errorf("gguf writer: tensor %q: row length %d does not fit type %s", name, dims[0], TypeName(typ)))
 		return
 	}
+	size := dims[0] / block * bsize
 	for _, d := range dims[1:] {
 		size *= d
 	}

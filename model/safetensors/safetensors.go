@@ -36,7 +36,15 @@ type File struct {
 	unmap    func() error
 }
 
-var dtypeSize = map[string]int{"BF16": 2, "F16": 2, "F32": 4, "F64": 8, "I8": 1, "U8": 1, "I16": 2, "I32": 4, "I64": 8, "BOOL": 1}
+// dtypeSize holds the byte-sized dtypes of the safetensors specification,
+// including ones droidgo does not compute with (a checkpoint may carry them
+// for tensors it does not need).
+var dtypeSize = map[string]int{
+	"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1,
+	"I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+	"I32": 4, "U32": 4, "F32": 4,
+	"F64": 8, "I64": 8, "U64": 8,
+}
 
 // Open maps and parses the file at path.
 func Open(path string) (*File, error) {
@@ -92,8 +100,17 @@ func Parse(data []byte) (*File, error) {
 	f := &File{byName: map[string]*Tensor{}}
 	for name, msg := range raw {
 		if name == "__metadata__" {
-			if err := json.Unmarshal(msg, &f.Metadata); err != nil {
-				return nil, fmt.Errorf("%w: __metadata__: %v", ErrFormat, err)
+			// The format wants string values, but some writers store
+			// numbers; those are dropped rather than failing the file.
+			var md map[string]any
+			if err := json.Unmarshal(msg, &md); err != nil {
+				return nil, fmt.Errorf("%w: __metadata__ is not a JSON object", ErrFormat)
+			}
+			f.Metadata = map[string]string{}
+			for k, v := range md {
+				if s, ok := v.(string); ok {
+					f.Metadata[k] = s
+				}
 			}
 			continue
 		}

@@ -95,3 +95,37 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckpointLayouts parses headers as real checkpoints write them:
+// metadata with non-string values, FP8 and unsigned dtypes, scalars and
+// empty tensors, and header padding with spaces.
+func TestCheckpointLayouts(t *testing.T) {
+	hdr := func(s string, body int) []byte {
+		for len(s)%8 != 0 {
+			s += " "
+		}
+		b := make([]byte, 8, 8+len(s)+body)
+		binary.LittleEndian.PutUint64(b, uint64(len(s)))
+		return append(append(b, s...), make([]byte, body)...)
+	}
+	img := hdr(`{"__metadata__":{"format":"pt","total_size":1234,"nested":{"a":1}},`+
+		`"w8":{"dtype":"F8_E4M3","shape":[2,2],"data_offsets":[0,4]},`+
+		`"u":{"dtype":"U32","shape":[1],"data_offsets":[4,8]},`+
+		`"scalar":{"dtype":"BF16","shape":[],"data_offsets":[8,10]},`+
+		`"empty":{"dtype":"F32","shape":[0,4],"data_offsets":[10,10]}}`, 10)
+	f, err := Parse(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Metadata["format"] != "pt" || len(f.Metadata) != 1 {
+		t.Errorf("metadata %v", f.Metadata)
+	}
+	for name, size := range map[string]int{"w8": 4, "u": 4, "scalar": 2, "empty": 0} {
+		if tn, ok := f.Tensor(name); !ok || len(tn.Data) != size {
+			t.Errorf("%s: %+v", name, tn)
+		}
+	}
+	if _, err := Parse(hdr(`{"__metadata__":[1]}`, 0)); err == nil || !errors.Is(err, ErrFormat) {
+		t.Errorf("metadata array accepted: %v", err)
+	}
+}

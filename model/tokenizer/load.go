@@ -157,11 +157,15 @@ func FromHFDir(dir string) (*Tokenizer, error) {
 		added = append(added, a)
 	}
 	for _, a := range added {
-		typ := TypeUserDefined
+		typ, text := TypeUserDefined, a.Content
 		if a.Special || looksSpecial(a.Content) {
 			typ = TypeControl
+		} else {
+			// The converter pre-normalizes the SentencePiece space in
+			// user-defined tokens, and llama.cpp matches the result.
+			text = strings.ReplaceAll(text, "\u2581", " ")
 		}
-		if err := set(a.ID, a.Content, typ); err != nil {
+		if err := set(a.ID, text, typ); err != nil {
 			return nil, fmt.Errorf("added tokens: %w", err)
 		}
 	}
@@ -233,8 +237,9 @@ func hfMerges(raw json.RawMessage) ([]string, error) {
 	return out, nil
 }
 
-// looksSpecial mirrors llama.cpp's converter, which marks added tokens that
-// look like control tokens as such even when not flagged special.
+// looksSpecial mirrors does_token_look_special of llama.cpp's converter,
+// which marks added tokens that look like control tokens as such even when
+// not flagged special.
 func looksSpecial(s string) bool {
 	switch s {
 	case "<pad>", "<mask>", "<2mass>", "[@BOS@]":
@@ -242,6 +247,5 @@ func looksSpecial(s string) bool {
 	}
 	return (strings.HasPrefix(s, "<|") && strings.HasSuffix(s, "|>")) ||
 		(strings.HasPrefix(s, "<｜") && strings.HasSuffix(s, "｜>")) ||
-		(strings.HasPrefix(s, "<start_of_") && strings.HasSuffix(s, ">")) ||
-		(strings.HasPrefix(s, "<end_of_") && strings.HasSuffix(s, ">"))
+		(strings.HasPrefix(s, "<unused") && strings.HasSuffix(s, ">"))
 }

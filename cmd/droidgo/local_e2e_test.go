@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/loop"
+	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/chat"
+	"github.com/droidgo/droidgo/model/local"
+	"github.com/droidgo/droidgo/model/local/localtest"
+)
+
+// prefillCounter wraps the in-process backend and records how many tokens
+// the engine computed for each prompt (read off the engine's own counter,
+// not the backend's stats, so the two can be checked against each other).
+type prefillCounter struct {
+	*local.Backend
+	mu        sync.Mutex
+	prefilled []int64
+	reqs      []model.ChatRequest
+}
+
+func (p *prefillCounter) Chat(ctx context.Context, req model.ChatRequest) (model.Stream, error) {
+	before := p.Prefilled()
+	st, err := p.Backend.Chat(ctx, req)
+	p.mu.Lock()
+	p.prefilled = append(p.prefilled, p.Prefilled()-before)
+	p.reqs = append(p.reqs, req)
+	p.mu.Unlock()
+	return st, err
+}
+
+// useCountingLocal makes --model FILE open the real in-process backend
+// wrapped in a prefillCounter.
+func useCountingLocal(t *testing.T) *[]*prefillCounter {
+	t.Helper()
+	prev := modelOpeners["file"]
+	var opened []*prefillCounter
+	modelOpeners["file"] = func(ctx context.Context, spec string) (model.Backend, error) {
+		b, err := prev(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		p := &prefillCounter{Backend: b.(*local.Backend)}
+		opened = append(opened, p)
+		return p, nil
+	}
+	t.Cleanup(func() { modelOpeners["file"] = prev })
+	return &opened
+}
+
+// A tiny random Spark model with Spark's special tokens drives a simulated
+// run end to end through the real backend: the decisions are garbage, but
+// the template, tokenizer, prefill, cache reuse across steps, streaming,
+// the thinking budget, the constraint and parsing all run. Every step's
+// answer is a valid call (the constraint), and every step after the first
+// prefills only a fraction of its prompt.
+func TestRunLocalModel(t *testing.T) {
+	path := localtest.Model(t, 7)
+	for _, think := range []bool{true, false} {
+		t.Run("think="+strconv.FormatBool(think), func(t *testing.T) { runLocalModel(t, path, think) })
+	}
+}
+
+func runLocalModel(t *testing.T, path string, think bool) {
+	{
+		useSim(t, nil)
+		opened := useCountingLocal(t)
+		args := []string{"run", "--sim", "wifi", "--model", path, "--json", "--max-steps", "3", "--think-budget", "6"}
+		if !think {
+			args = append(args, "--no-think")
+		}
+		r := droidgo(t, context.Background(), args...)
+		if r.code != 0 && r.code != 1 {
+			t.Fatalf("think=%v: exit %d: %s", think, r.code, r.stderr)
+		}
+		if len(*opened) != 1 {
+			t.Fatalf("think=%v: the file opener ran %d times", think, len(*opened))
+		}
+		counts := (*opened)[0].prefilled
+
+		var stats []loop.StatsInfo
+		var calls []action.Call
+		thinking, answers, closedByBudget := 0, 0, 0
+		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			var ev loop.Event
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("bad JSON line %q: %v", line, err)
+			}
+			switch ev.Type {
+			case loop.EvRunStarted:
+				if ev.Model != "spark:spark-rich-7.gguf" {
+					t.Errorf("model name %q", ev.Model)
+				}
+			case loop.EvModelStats:
+				stats = append(stats, *ev.Stats)
+			case loop.EvThinking:
+				thinking++
+			case loop.EvAnswer:
+				answers++
+			case loop.EvWarning:
+				if strings.Contains(ev.Text, "thinking reached the budget") {
+					closedByBudget++
+				}
+			case loop.EvToolCall:
+				if ev.Call == nil {
+					t.Errorf("think=%v step %d: no usable call: %+v", think, ev.Step, ev.Parse)
+					continue
+				}
+				// Recoveries may remain: the constraint allows spaces
+				// around string values, which the parser trims.
+				if ev.Parse.Format != "native" || len(ev.Parse.Errors) != 0 {
+					t.Errorf("think=%v step %d: call %s parsed as %q with errors %q", think, ev.Step, ev.Call, ev.Parse.Format, ev.Parse.Errors)
+				}
+				calls = append(calls, *ev.Call)
+			}
+		}
+		if len(stats) < 2 || len(stats) != len(counts) {
+			t.Fatalf("think=%v: %d model turns in the events, %d prompts prefilled; want at least 2 and equal", think, len(stats), len(counts))
+		}
+		tok := (*opened)[0].Tokenizer()
+		var prev []int
+		for i, s := range stats {
+			req := (*opened)[0].reqs[i]
+			if req.Think != think || !req.Constrain || len(req.ValidIndices) == 0 {
+				t.Errorf("think=%v turn %d: request with think=%v constrain=%v indices %v", think, i, req.Think, req.Constrain, req.ValidIndices)
+			}
+			text, err := chat.Render(req.Messages, req.Tools, chat.Options{Thinking: think, AddGenerationPrompt: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := tok.Encode(text, true)
+			shared := commonPrefix(prev, ids)
+			prev = ids
+			t.Logf("think=%v turn %d: prompt %d tokens (%d shared with the last prompt), cached %d, engine prefilled %d, generated %d",
+				think, i, s.PromptTokens, shared, s.CachedTokens, counts[i], s.GeneratedTokens)
+			if s.PromptTokens != len(ids) {
+				t.Errorf("think=%v turn %d: %d prompt tokens, the rendered prompt has %d", think, i, s.PromptTokens, len(ids))
+			}
+			if counts[i] != int64(s.PromptTokens-s.CachedTokens) {
+				t.Errorf("think=%v turn %d: engine prefilled %d, stats say %d-%d", think, i, counts[i], s.PromptTokens, s.CachedTokens)
+			}
+			// Everything the prompt shares with the last one is reused
+			// (the cache also holds the last answer, so it may reuse more).
+			if s.CachedTokens < shared || (i > 0 && s.CachedTokens == 0) {
+				t.Errorf("think=%v turn %d: %d tokens reused, the prompts share %d", think, i, s.CachedTokens, shared)
+			}
+		}
+		if len(calls) != len(stats) {
+			t.Errorf("think=%v: %d calls for %d turns", think, len(calls), len(stats))
+		}
+		if answers == 0 {
+			t.Errorf("think=%v: no answer was streamed", think)
+		}
+		if think && (thinking == 0 || closedByBudget == 0) {
+			t.Errorf("thinking streamed %d times, closed by the budget %d times", thinking, closedByBudget)
+		}
+		if !think && thinking != 0 {
+			t.Errorf("--no-think streamed %d reasoning events", thinking)
+		}
+	}
+}
+
+var chatStatsLine = regexp.MustCompile(`\(prompt (\d+) tokens, (\d+) cached; (\d+) generated;`)
+
+// model chat reads lines from a pipe, streams the reasoning and the answer
+// of each reply, and keeps the conversation in the cache.
+func TestModelChat(t *testing.T) {
+	hermetic(t)
+	path := localtest.Model(t, 8)
+	var out, errb bytes.Buffer
+	in := strings.NewReader("Hello there\n\nWhat is the capital of France?\n/quit\nnot read\n")
+	code := execute(context.Background(), []string{"model", "chat", path, "--greedy", "--max-tokens", "12"}, in, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if n := strings.Count(out.String(), "thinking: "); n != 2 {
+		t.Errorf("%d replies with reasoning, want 2:\n%s", n, out.String())
+	}
+	m := chatStatsLine.FindAllStringSubmatch(errb.String(), -1)
+	if len(m) != 2 {
+		t.Fatalf("%d cost lines on stderr, want 2:\n%s", len(m), errb.String())
+	}
+	num := func(s string) int { n, _ := strconv.Atoi(s); return n }
+	if num(m[0][2]) != 0 || num(m[1][2]) == 0 || num(m[1][2]) >= num(m[1][1]) {
+		t.Errorf("cached tokens per turn: %s of %s, then %s of %s", m[0][2], m[0][1], m[1][2], m[1][1])
+	}
+	for _, x := range m {
+		if g := num(x[3]); g < 1 || g > 12 {
+			t.Errorf("%d tokens generated with --max-tokens 12", g)
+		}
+	}
+
+	// --no-think: no reasoning; bad flags are usage errors.
+	out.Reset()
+	errb.Reset()
+	code = execute(context.Background(), []string{"model", "chat", path, "--no-think", "--seed", "3", "--max-tokens", "5"}, strings.NewReader("Hi\n"), &out, &errb)
+	if code != 0 || strings.Contains(out.String(), "thinking: ") || out.Len() == 0 {
+		t.Errorf("--no-think: exit %d, output %q, stderr %q", code, out.String(), errb.String())
+	}
+	for _, args := range [][]string{{"--temp", "-1"}, {"--top-p", "0"}, {"--max-tokens", "0"}} {
+		code := execute(context.Background(), append([]string{"model", "chat", path}, args...), strings.NewReader(""), &out, &errb)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if code := execute(ctx, []string{"model", "chat", path, "--max-tokens", "5"}, strings.NewReader("hi\n"), &out, &errb); code != 130 {
+		t.Errorf("interrupted chat: exit %d, want 130", code)
+	}
+	if code := execute(context.Background(), []string{"model", "chat", path + ".missing"}, strings.NewReader("hi\n"), &out, &errb); code != 1 {
+		t.Errorf("missing model: exit %d, want 1", code)
+	}
+}
+
+func commonPrefix(a, b []int) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}

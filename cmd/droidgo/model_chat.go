@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droidgo/droidgo/model"
+)
+
+func init() { registerModel(newModelChatCmd) }
+
+type chatOptions struct {
+	noThink   bool
+	greedy    bool
+	temp      float64
+	topP      float64
+	topK      int
+	seed      uint64
+	maxTokens int
+	system    string
+	threads   int
+}
+
+func newModelChatCmd(g *globals) *cobra.Command {
+	var o chatOptions
+	c := &cobra.Command{
+		Use:   "chat FILE|DIR [--no-think] [--temp T] [--top-p P] [--seed S] [--greedy]",
+		Short: "Chat with a model file in the terminal (streams thinking and answer)",
+		Long: `chat runs the model in-process and talks with it: each line read from stdin
+is a user message, and the reply streams as it is generated, the reasoning
+first (dimmed on a terminal, after "thinking: " otherwise), then the answer.
+The conversation is kept, and the KV cache with it, so each turn only
+prefills what is new; a line with the cost of the turn goes to stderr.
+Stdin may be a pipe. End with Ctrl-D (end of input) or /quit; Ctrl-C ends it too
+(exit status 130).
+
+Sampling defaults to Spark's official settings (temperature 1.0, top-p 0.95)
+with a random seed; --greedy picks the most likely token every time.`,
+		Example: `  droidgo model chat Spark-X2.5-1.7B-Q4_K_M.gguf
+  echo "What is 2+2?" | droidgo model chat model.gguf --greedy --no-think`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.temp < 0 {
+				return usageErr(fmt.Errorf("--temp must not be negative, not %g", o.temp))
+			}
+			if o.topP <= 0 || o.topP > 1 {
+				return usageErr(fmt.Errorf("--top-p must be in (0, 1], not %g", o.topP))
+			}
+			if o.topK < 0 || o.maxTokens < 1 {
+				return usageErr(errors.New("--top-k must not be negative and --max-tokens must be at least 1"))
+			}
+			if !cmd.Flags().Changed("seed") {
+				o.seed = uint64(time.Now().UnixNano())
+			}
+			return runChat(g, args[0], o)
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&o.noThink, "no-think", false, "turn the model's reasoning off")
+	f.BoolVar(&o.greedy, "greedy", false, "greedy decoding (ignores --temp, --top-p, --top-k)")
+	f.Float64Var(&o.temp, "temp", 1.0, "sampling temperature")
+	f.Float64Var(&o.topP, "top-p", 0.95, "nucleus sampling threshold")
+	f.IntVar(&o.topK, "top-k", 0, "sample among the K most likely tokens only (0: no limit)")
+	f.Uint64Var(&o.seed, "seed", 0, "sampling seed (default: random)")
+	f.IntVar(&o.maxTokens, "max-tokens", 2048, "tokens per reply, reasoning included")
+	f.StringVar(&o.system, "system", "", "a system message")
+	f.IntVar(&o.threads, "threads", 0, "engine threads (0: the configured threads, else all CPUs)")
+	return c
+}
+
+func runChat(g *globals, path string, o chatOptions) error {
+	b, err := openLocal(path, os.Getenv, o.threads, g.stderr)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	tty := writerIsTerminal(g.stdout)
+	sampling := model.Sampling{Temperature: o.temp, TopP: o.topP, TopK: o.topK, Seed: o.seed}
+	if o.greedy {
+		sampling = model.Sampling{}
+	}
+	var msgs []model.Message
+	if o.system != "" {
+		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: o.system})
+	}
+	in := bufio.NewReader(g.stdin)
+	for turn := 0; ; turn++ {
+		if tty {
+			fmt.Fprint(g.stderr, "> ")
+		}
+		line, err := readLine(g.ctx, in)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if g.ctx.Err() != nil {
+			return interrupted(g)
+		}
+		if err != nil {
+			return err
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if line == "/quit" || line == "/exit" {
+			return nil
+		}
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Content: line})
+		req := model.ChatRequest{Messages: msgs, Think: !o.noThink, MaxTokens: o.maxTokens, Sampling: sampling}
+		// Each turn gets its own draw of the generator.
+		req.Sampling.Seed += uint64(turn)
+		answer, stats, err := streamReply(g, b, req, tty)
+		if g.ctx.Err() != nil {
+			return interrupted(g)
+		}
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: strings.TrimSpace(answer)})
+		fmt.Fprintf(g.stderr, "(prompt %d tokens, %d cached; %d generated; prefill %.2f s, %.1f tokens/s)\n",
+			stats.PromptTokens, stats.CachedTokens, stats.GeneratedTokens, stats.Prefill.Seconds(), stats.DecodeRate())
+	}
+}
+
+// streamReply prints one reply as it streams and returns its answer.
+func streamReply(g *globals, b model.Backend, req model.ChatRequest, tty bool) (string, model.Stats, error) {
+	st, err := b.Chat(g.ctx, req)
+	if err != nil {
+		return "", model.Stats{}, err
+	}
+	defer st.Close()
+	const dim, reset = "\x1b[2m", "\x1b[0m"
+	var answer strings.Builder
+	thinking, answered := false, false
+	for {
+		d, err := st.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", st.Stats(), err
+		}
+		if d.Reasoning != "" {
+			if !thinking {
+				thinking = true
+				if tty {
+					fmt.Fprint(g.stdout, dim)
+				} else {
+					fmt.Fprint(g.stdout, "thinking: ")
+				}
+			}
+			fmt.Fprint(g.stdout, d.Reasoning)
+		}
+		if d.ReasoningClosed && thinking {
+			if tty {
+				fmt.Fprint(g.stdout, reset)
+			}
+			fmt.Fprint(g.stdout, "\n\n")
+			thinking = false
+		}
+		if d.Content != "" {
+			if !answered {
+				answered = true
+				d.Content = strings.TrimLeft(d.Content, "\n")
+			}
+			answer.WriteString(d.Content)
+			fmt.Fprint(g.stdout, d.Content)
+		}
+	}
+	if thinking && tty {
+		fmt.Fprint(g.stdout, reset)
+	}
+	fmt.Fprintln(g.stdout)
+	return answer.String(), st.Stats(), nil
+}
+
+// interrupted ends the chat quietly on Ctrl-C, with the shell's code for
+// SIGINT.
+func interrupted(g *globals) error {
+	fmt.Fprintln(g.stdout)
+	return exitCode(130)
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droidgo/droidgo/simulator"
+	"github.com/droidgo/droidgo/simulator/adbd"
+)
+
+func init() { registerSim(newSimServeCmd) }
+
+func newSimServeCmd(g *globals) *cobra.Command {
+	var scenario string
+	var port int
+	var adbKeyboard, noV2, logCmds, unauthorized bool
+	c := &cobra.Command{
+		Use:   "serve --scenario NAME [--port N]",
+		Short: "Serve a simulated phone over ADB, for adb connect, adb shell and droidgo",
+		Long: `Serve a simulator scenario as a fake Android device on 127.0.0.1: a Go
+implementation of the device side of the ADB transport (an insecure adbd:
+no authorisation), with shell v1 and v2, exec and sync.
+
+Connect to it with 'adb connect 127.0.0.1:PORT' (or 'droidgo connect'), then
+use 'adb shell', 'adb pull /sdcard/window_dump.xml', or
+'droidgo run --device 127.0.0.1:PORT'. Its shell understands the commands
+droidgo sends (uiautomator dump, input, wm size, monkey, am, pm, dumpsys,
+getprop, settings, ime, cat, ls, rm, echo) and refuses any line that is more
+than one simple command with literal words. Stop it with Ctrl-C.`,
+		Example: "  droidgo sim serve --scenario wifi --port 0",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if scenario == "" {
+				return usageErr(errors.New("--scenario is required (see `droidgo sim list`)"))
+			}
+			if port < 0 || port > 65535 {
+				return usageErr(fmt.Errorf("--port %d is not a TCP port", port))
+			}
+			if port >= 5555 && port <= 5585 {
+				fmt.Fprintf(g.stderr, "warning: the adb server probes ports 5555-5585 for emulators and will list this phone as emulator-%d as well\n", port-1)
+			}
+			phone, err := simulator.Load(scenario)
+			if err != nil {
+				return err
+			}
+			opts := adbd.Options{ADBKeyboard: adbKeyboard, Product: "droidgo_" + scenario, RequireAuth: unauthorized}
+			if noV2 {
+				opts.Features = []string{"cmd", "stat_v2", "fixed_push_mkdir"}
+			}
+			srv := adbd.New(phone, opts)
+			if err := srv.Listen(net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err != nil {
+				return err
+			}
+			addr := srv.Addr()
+			fmt.Fprintf(g.stdout, "serving scenario %q as an ADB device on %s\n", scenario, addr)
+			fmt.Fprintf(g.stdout, "connect with: adb connect %s\n", addr)
+			fmt.Fprintf(g.stdout, "then: droidgo run --device %s   (Ctrl-C to stop)\n", addr)
+			srv.Start()
+			<-g.ctx.Done()
+			srv.Close()
+			if logCmds {
+				for _, c := range srv.Commands() {
+					status := strconv.Itoa(c.Exit)
+					if c.Rejected != "" {
+						status = "refused: " + c.Rejected
+					}
+					fmt.Fprintf(g.stdout, "%s\t%s\t%s\n", c.Service, c.Line, status)
+				}
+			}
+			fmt.Fprintf(g.stdout, "scenario %q success: %v\n", scenario, phone.Success())
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&scenario, "scenario", "", "the scenario to serve (`NAME`)")
+	f.IntVar(&port, "port", 0, "TCP port on 127.0.0.1 (0 picks a free one)")
+	f.BoolVar(&adbKeyboard, "adb-keyboard", false, "pretend ADB Keyboard is installed and active (non-ASCII typing)")
+	f.BoolVar(&noV2, "no-shell-v2", false, "do not offer shell_v2, so clients use shell v1")
+	f.BoolVar(&unauthorized, "unauthorized", false, "behave as a phone whose owner never accepts the debugging prompt (listed as unauthorized)")
+	f.BoolVar(&logCmds, "log", false, "print every shell command received when stopping")
+	return c
+}

@@ -1,0 +1,254 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/sample"
+	"github.com/droidgo/droidgo/model/spark"
+	"github.com/droidgo/droidgo/model/tokenizer"
+)
+
+func newSampler(cfg model.Sampling) *sample.Sampler { return sample.New(cfg) }
+
+// stream generates one assistant turn. Tokens are produced on demand by
+// Next, on the caller's goroutine: a delta is returned as soon as its token
+// is chosen, and the token is fed to the engine at the start of the next
+// call. Cancellation (ctx or Close) is checked between tokens and, inside
+// the engine, between layers.
+type stream struct {
+	b       *Backend
+	ctx     context.Context
+	cancel  context.CancelFunc
+	release func()
+
+	sampler *sample.Sampler
+	dec     *tokenizer.Decoder
+	cons    *constraint // nil: unconstrained
+
+	closeReq atomic.Bool
+
+	mu        sync.Mutex // held by Next and Close
+	inThink   bool
+	maxTokens int
+	generated int
+	logits    []float32 // the logits the next token is chosen from
+	feed      int       // a chosen token not yet evaluated, or -1
+	done      bool      // the turn ended; only a flush may remain
+	flushed   bool
+	closed    bool
+	err       error
+
+	statsMu sync.Mutex
+	stats   model.Stats
+}
+
+var errStreamClosed = errors.New("the stream is closed")
+
+// Next returns the next piece of the turn: reasoning text, answer text, or
+// the delta that closes the reasoning; io.EOF after the end of the turn
+// (EOS, MaxTokens, or a constrained call that is complete).
+func (s *stream) Next() (model.Delta, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		switch {
+		case s.closed:
+			return model.Delta{}, errStreamClosed
+		case s.err != nil:
+			return model.Delta{}, s.err
+		case s.done:
+			if !s.flushed {
+				s.flushed = true
+				if d, ok := s.text(s.dec.Flush()); ok {
+					return d, nil
+				}
+			}
+			return model.Delta{}, io.EOF
+		}
+		if err := s.ctx.Err(); err != nil {
+			return model.Delta{}, s.fail(err)
+		}
+		t0 := time.Now()
+		if s.feed >= 0 {
+			logits, err := s.b.eng.Eval(s.ctx, []int{s.feed}, spark.LogitsLast)
+			if err != nil {
+				if s.ctx.Err() != nil {
+					err = s.ctx.Err()
+				}
+				return model.Delta{}, s.fail(fmt.Errorf("decode: %w", err))
+			}
+			s.logits, s.feed = logits, -1
+		}
+		id, err := s.choose()
+		s.addDecode(time.Since(t0))
+		if err != nil {
+			return model.Delta{}, s.fail(err)
+		}
+		if d, ok := s.take(id); ok {
+			return d, nil
+		}
+	}
+}
+
+// choose picks the next token, or -1 to end the turn.
+func (s *stream) choose() (int, error) {
+	b := s.b
+	over := s.generated >= s.maxTokens
+	if s.inThink {
+		switch {
+		case s.closeReq.Load():
+			return b.thinkClose, nil
+		case over && s.cons != nil && b.thinkClose >= 0:
+			// The answer is still owed; close the reasoning and let
+			// closing mode produce a short call.
+			return b.thinkClose, nil
+		case over:
+			return -1, nil
+		}
+		id, err := s.sampler.Pick(s.logits, nil)
+		if err != nil {
+			return 0, err
+		}
+		if id == b.eos && s.cons != nil && b.thinkClose >= 0 {
+			// Under the constraint a turn without a call is not an
+			// option: the reasoning is over, so close it instead.
+			id = b.thinkClose
+		}
+		return id, nil
+	}
+	if s.cons != nil {
+		if s.generated >= s.maxTokens+closingGrace {
+			return -1, nil
+		}
+		id, err := s.cons.pick(s.sampler, s.logits, over)
+		if errors.Is(err, errDeadEnd) {
+			// Cannot happen with a byte-level vocabulary (every byte is a
+			// token); should it, end the turn and let the loop's
+			// corrective step deal with the incomplete answer rather than
+			// failing the run.
+			return -1, nil
+		}
+		return id, err
+	}
+	if over {
+		return -1, nil
+	}
+	return s.sampler.Pick(s.logits, nil)
+}
+
+// take accounts for token id and returns the delta it makes, if any.
+func (s *stream) take(id int) (model.Delta, bool) {
+	b := s.b
+	if id < 0 {
+		s.finish()
+		return model.Delta{}, false
+	}
+	s.generated++
+	s.statsMu.Lock()
+	s.stats.GeneratedTokens = s.generated
+	s.statsMu.Unlock()
+	if id == b.eos {
+		s.finish()
+		return model.Delta{}, false
+	}
+	s.feed = id
+	if s.inThink && id == b.thinkClose {
+		rest := s.dec.Flush()
+		s.inThink = false
+		if s.last() {
+			s.feed = -1
+			s.finish()
+		}
+		return model.Delta{Reasoning: rest, ReasoningClosed: true}, true
+	}
+	if !s.inThink && s.cons != nil {
+		s.cons.add(id)
+	}
+	d, ok := s.text(s.dec.Add(id))
+	if s.last() {
+		// Evaluating the token would only compute logits nobody reads
+		// (a decode step on a real model); it is not fed, like EOS.
+		s.feed = -1
+		s.finish()
+	}
+	return d, ok
+}
+
+// last reports whether the turn cannot go on after the token just taken:
+// the token budget is spent (with no constrained call to finish), or the
+// constrained call is complete and only EOS may follow.
+func (s *stream) last() bool {
+	if s.cons == nil {
+		return s.generated >= s.maxTokens
+	}
+	if s.inThink {
+		return false
+	}
+	return s.cons.complete || s.generated >= s.maxTokens+closingGrace
+}
+
+// text wraps decoded text as reasoning or answer.
+func (s *stream) text(t string) (model.Delta, bool) {
+	if t == "" {
+		return model.Delta{}, false
+	}
+	if s.inThink {
+		return model.Delta{Reasoning: t}, true
+	}
+	return model.Delta{Content: t}, true
+}
+
+func (s *stream) finish() {
+	s.done = true
+	s.release()
+}
+
+func (s *stream) fail(err error) error {
+	s.err = err
+	s.release()
+	return err
+}
+
+func (s *stream) addDecode(d time.Duration) {
+	s.statsMu.Lock()
+	s.stats.Decode += d
+	s.statsMu.Unlock()
+}
+
+// CloseReasoning makes the next token </think>, so the turn continues with
+// the answer. It does nothing once the reasoning is closed.
+func (s *stream) CloseReasoning() error {
+	if s.b.thinkClose < 0 {
+		return model.ErrUnsupported
+	}
+	s.closeReq.Store(true)
+	return nil
+}
+
+// Close stops the turn and lets the backend start the next one. The
+// tokens generated so far stay in the cache, where the next prompt may
+// reuse them.
+func (s *stream) Close() error {
+	s.cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		s.release()
+	}
+	return nil
+}
+
+// Stats reports the turn's prompt, cache and timing figures so far.
+func (s *stream) Stats() model.Stats {
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	return s.stats
+}
