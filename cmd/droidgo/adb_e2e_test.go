@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/droidgo/droidgo/recording"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,10 +172,18 @@ func TestCLIServerNotRunning(t *testing.T) {
 		t.Errorf("devices without a server = %d %q", code, errs)
 	}
 	// droidgo run on a phone behind a server that is not there: the same
-	// one-sentence error, exit 1.
-	code, out, errs := cli(t, "run", "Turn on Wi-Fi", "--device", "127.0.0.1:5", "--model", wifiScript(t), "--no-tui")
+	// one-sentence error, exit 1, and the recording says how the run ended.
+	rec := filepath.Join(t.TempDir(), "run.jsonl")
+	code, out, errs := cli(t, "run", "Turn on Wi-Fi", "--device", "127.0.0.1:5", "--model", wifiScript(t), "--no-tui", "--record", rec)
 	if code != 1 || !strings.Contains(out+errs, "adb server is not running at 127.0.0.1:"+strconv.Itoa(port)) {
 		t.Errorf("run --device without a server = %d %q %q", code, out, errs)
+	}
+	got, err := recording.Open(rec)
+	if err != nil {
+		t.Fatalf("no recording kept: %v", err)
+	}
+	if res := got.Result(); res == nil || res.Success || !strings.Contains(res.Reason, "adb server is not running") {
+		t.Errorf("recorded result %+v", res)
 	}
 	t.Setenv("ANDROID_ADB_SERVER_PORT", "notaport")
 	if code, _, errs := cli(t, "devices"); code != 2 || !strings.Contains(errs, "ANDROID_ADB_SERVER_PORT") {

@@ -275,6 +275,7 @@ func runRun(o *runOptions) error {
 
 	dev, devName, err := o.openDevice(ctx, cfg)
 	if err != nil {
+		o.recordSetupFailure(cfg, err)
 		return err
 	}
 	if c, ok := dev.(io.Closer); ok {
@@ -383,6 +384,34 @@ func runRun(o *runOptions) error {
 		return exitCode(1)
 	}
 	return nil
+}
+
+// recordSetupFailure keeps a recording of a run that could not start
+// because its device could not be opened (no adb server, a phone that is
+// gone), so a --record file always tells how the run ended.
+func (o *runOptions) recordSetupFailure(cfg *config.Config, cause error) {
+	var ee *exitError
+	if o.record == "" || errors.As(cause, &ee) {
+		return // usage errors are reported, not recorded
+	}
+	now := time.Now
+	if testClock.now != nil {
+		now = testClock.now
+	}
+	dev := cfg.Device
+	if dev == "" {
+		dev = "adb"
+	}
+	rec, err := recording.Create(o.record, recording.Header{Created: now().UTC(), Task: o.task, Device: dev, Model: cfg.Model})
+	if err != nil {
+		fmt.Fprintf(o.g.stderr, "droidgo: %v\n", err)
+		return
+	}
+	rec.Event(loop.Event{Type: loop.EvRunStarted, Time: now(), Task: o.task, Device: dev, MaxSteps: cfg.MaxSteps})
+	rec.Event(loop.Event{Type: loop.EvFinished, Time: now(), Result: &loop.Result{Reason: "device: " + cause.Error()}})
+	if err := rec.Close(); err != nil {
+		fmt.Fprintf(o.g.stderr, "droidgo: %v\n", err)
+	}
 }
 
 func recordingNote(modelName string) string {
