@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,6 +83,17 @@ func (p *Phone) Info() Info { return p.sc.info }
 
 // Task returns the scenario's task.
 func (p *Phone) Task() string { return p.sc.info.Task }
+
+// Packages lists the packages of the scenario's apps, sorted, as
+// `pm list packages` would on a phone.
+func (p *Phone) Packages() []string {
+	out := make([]string, 0, len(p.sc.byPackage))
+	for pkg := range p.sc.byPackage {
+		out = append(out, pkg)
+	}
+	sort.Strings(out)
+	return out
+}
 
 // lookup implements env over the phone's state; the caller holds mu.
 func (p *Phone) lookup(name string) (string, bool) {

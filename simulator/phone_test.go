@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -450,5 +451,20 @@ func BenchmarkLoad(b *testing.B) {
 		if _, err := Load("alarm"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestPackagesListsScenarioApps(t *testing.T) {
+	p, err := Load("wifi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := p.Packages()
+	has := map[string]bool{}
+	for _, x := range pk {
+		has[x] = true
+	}
+	if !has["com.android.settings"] || !sort.StringsAreSorted(pk) {
+		t.Errorf("packages %v", pk)
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"sync/atomic"
 
+	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/droidgo/droidgo/model/quant"
 )
 
@@ -18,8 +21,8 @@ func ringSize(window int) int { return window + ringSlack }
 
 // Options configure an Engine. The zero value is the default.
 type Options struct {
-	// Threads is the number of goroutines for matrix products
-	// (default: runtime.NumCPU()).
+	// Threads is the number of threads for matrix products and attention
+	// (default: DefaultThreads, the physical cores).
 	Threads int
 	// GELU selects the GELU (default: exact erf, the reference semantics).
 	GELU GELUMode
@@ -54,12 +57,31 @@ type layerKV struct {
 // keep a ring of Window+256 positions, so Truncate can drop up to about 256
 // recent positions cheaply; going further back clears the cache.
 //
+// The engine keeps Options.Threads-1 worker goroutines that poll briefly
+// and then park between calls; Close stops them (so does garbage
+// collection of an unreachable Engine).
+//
 // An Engine is not safe for concurrent use.
-type Engine struct {
+type Engine struct{ *engine }
+
+// step identifies the fused piece of work a dispatch runs.
+type step int
+
+const (
+	stepQKV  step = iota // QKV + gate products, RoPE, K/V into the cache
+	stepAttn             // attention per (token, head), output gate, encode for attn_output
+	stepOut              // attn_output + residual
+	stepFFN              // FFN gate + up, GEGLU, encode for ffn_down
+	stepDown             // ffn_down + residual
+	stepHead             // output head for the wanted positions
+	stepTest             // counts chunk runs (pool tests)
+)
+
+type engine struct {
 	m    *Model
 	c    Config
 	opts Options
-	pool pool
+	pool *pool
 
 	tokens    []int
 	kv        []layerKV
@@ -70,11 +92,27 @@ type Engine struct {
 	// hw-ring have been overwritten even if the cache was truncated since.
 	hw int
 
-	scratch [][]float32
+	// per-worker buffers: attention scores and dequantised rows
+	scores [][]float32
+	rowbuf [][]float32
 	// per-chunk buffers
 	x, h, qkv, gate, att, tmp, fg, fu, ff []float32
-	in                                    acts
+	inH, inAtt, inFF                      acts
 	cosS, sinS, cosF, sinF                []float32
+	want                                  []int
+
+	// the current dispatch
+	st      step
+	layer   int
+	b       int // tokens in the chunk
+	p0      int // position of the chunk's first token
+	nchunks int
+	chunk   int // rows per chunk for row-split steps
+	next    atomic.Int64
+	attKind actKind // encoding the attention step writes (actF32: none)
+	ffKind  actKind // encoding the FFN step writes (actF32: none)
+	logits  []float32
+	counts  []int32 // stepTest
 }
 
 // NewEngine prepares an engine for m.
@@ -87,7 +125,9 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 		opts.slack = ringSlack
 	}
 	opts.Batch = min(opts.Batch, opts.slack+1)
-	e := &Engine{m: m, c: c, opts: opts, pool: newPool(opts.Threads), ring: c.Window + opts.slack}
+	p := newPool(opts.Threads)
+	opts.Threads = p.threads
+	e := &engine{m: m, c: c, opts: opts, pool: p, ring: c.Window + opts.slack}
 	e.maxCtx = c.Context
 	if opts.MaxContext > 0 {
 		e.maxCtx = opts.MaxContext
@@ -100,12 +140,23 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 		e.kv[i].sliding = c.Sliding[i]
 	}
 	width := max(c.Hidden, c.FFN, c.QDim())
-	e.scratch = make([][]float32, e.pool.threads)
-	for i := range e.scratch {
-		e.scratch[i] = make([]float32, max(width, c.Vocab))
+	e.scores = make([][]float32, p.threads)
+	e.rowbuf = make([][]float32, p.threads)
+	for i := range e.scores {
+		e.scores[i] = make([]float32, min(e.maxCtx, 4096))
+		e.rowbuf[i] = make([]float32, width)
 	}
-	return e, nil
+	E := &Engine{e}
+	runtime.AddCleanup(E, func(p *pool) { p.stop() }, p)
+	return E, nil
 }
+
+// Close stops the engine's worker goroutines. The engine must not be used
+// afterwards.
+func (e *Engine) Close() { e.pool.stop() }
+
+// Threads returns the number of threads the engine computes with.
+func (e *Engine) Threads() int { return e.pool.threads }
 
 // Model returns the engine's model.
 func (e *Engine) Model() *Model { return e.m }
@@ -161,7 +212,7 @@ func (e *Engine) Reuse(tokens []int) int {
 
 // Prefill appends tokens to the cache without computing logits.
 func (e *Engine) Prefill(ctx context.Context, tokens []int) error {
-	_, err := e.Eval(ctx, tokens, LogitsNone)
+	_, err := e.EvalTo(ctx, tokens, LogitsNone, nil)
 	return err
 }
 
@@ -183,6 +234,13 @@ const (
 // error (including cancellation, checked between layers) the cache keeps
 // only the chunks that completed.
 func (e *Engine) Eval(ctx context.Context, tokens []int, mode LogitsMode) ([]float32, error) {
+	return e.EvalTo(ctx, tokens, mode, nil)
+}
+
+// EvalTo is Eval writing the logits into dst when it has the capacity
+// (otherwise into a new slice); decode loops pass the previous result back
+// so that a token costs no allocation.
+func (e *Engine) EvalTo(ctx context.Context, tokens []int, mode LogitsMode, dst []float32) ([]float32, error) {
 	V := e.c.Vocab
 	for _, t := range tokens {
 		if t < 0 || t >= V {
@@ -195,37 +253,38 @@ func (e *Engine) Eval(ctx context.Context, tokens []int, mode LogitsMode) ([]flo
 	var out []float32
 	switch mode {
 	case LogitsAll:
-		out = make([]float32, len(tokens)*V)
+		out = grow(dst, len(tokens)*V)
 	case LogitsLast:
 		if len(tokens) == 0 {
 			return nil, fmt.Errorf("eval: no tokens to compute logits for")
 		}
-		out = make([]float32, V)
+		out = grow(dst, V)
 	}
 	for start := 0; start < len(tokens); start += e.opts.Batch {
 		end := min(len(tokens), start+e.opts.Batch)
-		var want []int // chunk rows whose logits are needed
-		var dst []float32
+		want := e.want[:0] // chunk rows whose logits are needed
+		var lg []float32
 		switch mode {
 		case LogitsAll:
 			for i := start; i < end; i++ {
 				want = append(want, i-start)
 			}
-			dst = out[start*V : end*V]
+			lg = out[start*V : end*V]
 		case LogitsLast:
 			if end == len(tokens) {
-				want = []int{end - 1 - start}
-				dst = out
+				want = append(want, end-1-start)
+				lg = out
 			}
 		}
-		if err := e.forward(ctx, tokens[start:end], want, dst); err != nil {
+		e.want = want
+		if err := e.forward(ctx, tokens[start:end], want, lg); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func (e *Engine) ensureKV(l int, n int) {
+func (e *engine) ensureKV(l int, n int) {
 	kv := &e.kv[l]
 	w := e.c.KVDim()
 	slots := n
@@ -249,20 +308,45 @@ func (e *Engine) ensureKV(l int, n int) {
 	kv.k, kv.v = nk, nv
 }
 
-func (e *Engine) slot(l, pos int) int {
+func (e *engine) slot(l, pos int) int {
 	if e.kv[l].sliding {
 		return pos % e.ring
 	}
 	return pos
 }
 
+// dispatch runs step st over n chunks on the pool and waits for it.
+func (e *engine) dispatch(st step, n int) {
+	e.st, e.nchunks = st, n
+	e.next.Store(0)
+	e.pool.run(e)
+}
+
+// rowChunk picks a chunk of rows for a row-split product: about 4 chunks
+// per thread so a worker slowed by other load is balanced by the others,
+// in multiples of 32 rows.
+func (e *engine) rowChunk(rows int) int {
+	c := (rows + 4*e.pool.threads - 1) / (4 * e.pool.threads)
+	return max(32, (c+31)&^31)
+}
+
 // forward runs one chunk of tokens through the model, appends it to the
 // cache, and writes the logits of the chunk rows in want to dst.
-func (e *Engine) forward(ctx context.Context, toks []int, want []int, dst []float32) error {
+//
+// Per layer there are five dispatches, each fusing what can be done
+// without a barrier: (1) QKV and gate products, with RoPE and the cache
+// store per head; (2) attention per (token, query head) with the output
+// gate and the encoding of that head's slice for attn_output; (3)
+// attn_output with the residual add; (4) FFN gate and up over 256-row
+// blocks with GEGLU and the encoding of the block for ffn_down; (5)
+// ffn_down with the residual add. RMSNorm and the encoding of its result
+// run on the calling goroutine in between.
+func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []float32) error {
 	c := &e.c
 	B := len(toks)
-	H, F, QD, KD, hd := c.Hidden, c.FFN, c.QDim(), c.KVDim(), c.HeadDim
+	H, F, QD := c.Hidden, c.FFN, c.QDim()
 	p0 := len(e.tokens)
+	e.b, e.p0 = B, p0
 	e.hw = max(e.hw, p0+B)
 	e.x = grow(e.x, B*H)
 	e.h = grow(e.h, B*H)
@@ -283,104 +367,70 @@ func (e *Engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 		ropeTable(e.cosS[t*hs:(t+1)*hs], e.sinS[t*hs:(t+1)*hs], p0+t, c.RopeDimsSWA, c.RopeThetaSWA)
 		ropeTable(e.cosF[t*hf:(t+1)*hf], e.sinF[t*hf:(t+1)*hf], p0+t, c.RopeDimsFull, c.RopeThetaFull)
 	}
+	// Scores for the longest span a query of this chunk sees.
+	if need := p0 + B; need > len(e.scores[0]) {
+		for i := range e.scores {
+			e.scores[i] = make([]float32, max(need, 2*len(e.scores[i])))
+		}
+	}
 	eps := float32(c.Eps)
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	group := c.Heads / c.KVHeads
-	rows := c.QKVRows()
+	float := e.opts.FloatActivations
 	for l := range e.m.Layers {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		L := &e.m.Layers[l]
-		kv := &e.kv[l]
+		e.layer = l
 		e.ensureKV(l, p0+B)
 		for t := 0; t < B; t++ {
 			rmsNorm(e.h[t*H:(t+1)*H], e.x[t*H:(t+1)*H], L.AttnNorm, eps)
 		}
-		e.in.reset(e.h, B, H)
-		e.matmul(&L.QKV, &e.in, e.qkv)
-		e.matmul(&L.Gate, &e.in, e.gate)
-		dims, cosT, sinT := c.RopeDimsFull, e.cosF, e.sinF
-		if kv.sliding {
-			dims, cosT, sinT = c.RopeDimsSWA, e.cosS, e.sinS
+		e.inH.reset(e.h, B, H)
+		if !float {
+			e.inH.prepare(L.QKV.Type)
+			e.inH.prepare(L.Gate.Type)
 		}
-		half := dims / 2
-		for t := 0; t < B; t++ {
-			row := e.qkv[t*rows : (t+1)*rows]
-			cs, sn := cosT[t*half:(t+1)*half], sinT[t*half:(t+1)*half]
-			for h := 0; h < c.Heads+c.KVHeads; h++ {
-				ropeNeox(row[h*hd:(h+1)*hd], cs, sn, dims)
+		e.dispatch(stepQKV, c.Heads+2*c.KVHeads+1)
+
+		e.inAtt.reset(e.att, B, QD)
+		e.attKind = actF32
+		if k := kindOf(L.Out.Type); !float && k != actF32 {
+			if c.HeadDim%k.blockElems() == 0 {
+				e.attKind = k
+				e.inAtt.alloc(k)
 			}
-			s := e.slot(l, p0+t)
-			copy(kv.k[s*KD:(s+1)*KD], row[QD:QD+KD])
-			copy(kv.v[s*KD:(s+1)*KD], row[QD+KD:QD+2*KD])
 		}
-		// Attention, one task per (token, query head).
-		e.pool.run(B*c.Heads, 1, func(worker, lo, hi int) {
-			sc := e.scratch[worker]
-			for task := lo; task < hi; task++ {
-				t, h := task/c.Heads, task%c.Heads
-				pos := p0 + t
-				first := 0
-				if kv.sliding {
-					first = max(0, pos-c.Window+1)
-				}
-				n := pos - first + 1
-				if len(sc) < n {
-					sc = make([]float32, n)
-					e.scratch[worker] = sc
-				}
-				q := e.qkv[t*rows+h*hd : t*rows+(h+1)*hd]
-				kh := (h / group) * hd
-				mx := float32(math.Inf(-1))
-				for j := 0; j < n; j++ {
-					s := e.slot(l, first+j)
-					v := dotF32(q, kv.k[s*KD+kh:s*KD+kh+hd]) * scale
-					sc[j] = v
-					mx = max(mx, v)
-				}
-				var sum float64
-				for j := 0; j < n; j++ {
-					p := float32(math.Exp(float64(sc[j] - mx)))
-					sc[j] = p
-					sum += float64(p)
-				}
-				o := e.att[t*QD+h*hd : t*QD+(h+1)*hd]
-				for i := range o {
-					o[i] = 0
-				}
-				inv := float32(1 / sum)
-				for j := 0; j < n; j++ {
-					s := e.slot(l, first+j)
-					p := sc[j] * inv
-					vr := kv.v[s*KD+kh : s*KD+kh+hd]
-					for i := range o {
-						o[i] += p * vr[i]
-					}
-				}
-				g := sigmoid(e.gate[t*c.Heads+h])
-				for i := range o {
-					o[i] *= g
-				}
-			}
-		})
-		e.in.reset(e.att, B, QD)
-		e.matmul(&L.Out, &e.in, e.tmp)
-		for i := range e.x[:B*H] {
-			e.x[i] += e.tmp[i]
+		e.dispatch(stepAttn, B*c.Heads)
+		if e.attKind != actF32 {
+			e.inAtt.have[e.attKind] = true
+		} else if !float {
+			e.inAtt.prepare(L.Out.Type)
 		}
+		e.chunk = e.rowChunk(H)
+		e.dispatch(stepOut, (H+e.chunk-1)/e.chunk)
+
 		for t := 0; t < B; t++ {
 			rmsNorm(e.h[t*H:(t+1)*H], e.x[t*H:(t+1)*H], L.FFNNorm, eps)
 		}
-		e.in.reset(e.h, B, H)
-		e.matmul(&L.FFNGate, &e.in, e.fg)
-		e.matmul(&L.FFNUp, &e.in, e.fu)
-		geglu(e.opts.GELU, e.ff[:B*F], e.fg[:B*F], e.fu[:B*F])
-		e.in.reset(e.ff, B, F)
-		e.matmul(&L.FFNDown, &e.in, e.tmp)
-		for i := range e.x[:B*H] {
-			e.x[i] += e.tmp[i]
+		e.inH.reset(e.h, B, H)
+		if !float {
+			e.inH.prepare(L.FFNGate.Type)
+			e.inH.prepare(L.FFNUp.Type)
 		}
+		e.inFF.reset(e.ff, B, F)
+		e.ffKind = actF32
+		if !float {
+			e.ffKind = kindOf(L.FFNDown.Type)
+			e.inFF.alloc(e.ffKind)
+		}
+		// 256-row blocks: whole Q8_K blocks of the GEGLU output per chunk.
+		e.chunk = quant.QK_K
+		e.dispatch(stepFFN, (F+e.chunk-1)/e.chunk)
+		if e.ffKind != actF32 {
+			e.inFF.have[e.ffKind] = true
+		}
+		e.chunk = e.rowChunk(H)
+		e.dispatch(stepDown, (H+e.chunk-1)/e.chunk)
 	}
 	e.tokens = append(e.tokens, toks...)
 	e.prefilled += int64(B)
@@ -393,9 +443,162 @@ func (e *Engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 	for i, t := range want {
 		rmsNorm(e.h[i*H:(i+1)*H], e.x[t*H:(t+1)*H], e.m.OutputNorm, eps)
 	}
-	e.in.reset(e.h, len(want), H)
-	e.matmul(&e.m.Output, &e.in, dst[:len(want)*c.Vocab])
+	e.inH.reset(e.h, len(want), H)
+	if !float {
+		e.inH.prepare(e.m.Output.Type)
+	}
+	e.logits = dst[:len(want)*c.Vocab]
+	e.chunk = max(256, e.rowChunk(c.Vocab)/8&^31)
+	e.dispatch(stepHead, (c.Vocab+e.chunk-1)/e.chunk)
+	e.logits = nil
 	return nil
+}
+
+// work is what every thread runs for a dispatch: it takes chunks of the
+// current step from a shared counter until none is left.
+func (e *engine) work(w int) {
+	for {
+		ch := int(e.next.Add(1) - 1)
+		if ch >= e.nchunks {
+			return
+		}
+		switch e.st {
+		case stepQKV:
+			e.doQKV(w, ch)
+		case stepAttn:
+			e.doAttn(w, ch)
+		case stepOut:
+			e.doResidual(w, ch, &e.m.Layers[e.layer].Out, &e.inAtt)
+		case stepFFN:
+			e.doFFN(w, ch)
+		case stepDown:
+			e.doResidual(w, ch, &e.m.Layers[e.layer].FFNDown, &e.inFF)
+		case stepHead:
+			r0 := ch * e.chunk
+			r1 := min(e.c.Vocab, r0+e.chunk)
+			mulRows(&e.m.Output, &e.inH, r0, r1, e.logits, e.c.Vocab, e.opts.FloatActivations, e.rowbuf[w])
+		case stepTest:
+			atomic.AddInt32(&e.counts[ch], 1)
+		}
+	}
+}
+
+// doQKV computes the rows of one head of the fused QKV product for every
+// token (chunk Heads+2*KVHeads is the gate), rotates q and k heads, and
+// stores k and v heads in the cache.
+func (e *engine) doQKV(w, ch int) {
+	c := &e.c
+	L := &e.m.Layers[e.layer]
+	float := e.opts.FloatActivations
+	nh := c.Heads + 2*c.KVHeads
+	if ch == nh {
+		mulRows(&L.Gate, &e.inH, 0, c.Heads, e.gate, c.Heads, float, e.rowbuf[w])
+		return
+	}
+	hd, rows, QD, KD := c.HeadDim, c.QKVRows(), c.QDim(), c.KVDim()
+	mulRows(&L.QKV, &e.inH, ch*hd, (ch+1)*hd, e.qkv, rows, float, e.rowbuf[w])
+	kv := &e.kv[e.layer]
+	dims, cosT, sinT := c.RopeDimsFull, e.cosF, e.sinF
+	if kv.sliding {
+		dims, cosT, sinT = c.RopeDimsSWA, e.cosS, e.sinS
+	}
+	half := dims / 2
+	for t := 0; t < e.b; t++ {
+		v := e.qkv[t*rows+ch*hd : t*rows+(ch+1)*hd]
+		if ch < c.Heads+c.KVHeads {
+			ropeNeox(v, cosT[t*half:(t+1)*half], sinT[t*half:(t+1)*half], dims)
+		}
+		s := e.slot(e.layer, e.p0+t)
+		switch off := ch*hd - QD; {
+		case off < 0:
+		case off < KD:
+			copy(kv.k[s*KD+off:s*KD+off+hd], v)
+		default:
+			copy(kv.v[s*KD+off-KD:s*KD+off-KD+hd], v)
+		}
+	}
+}
+
+// doAttn computes one query head of one token: softmax(q.K/sqrt(d)).V over
+// the positions it sees, times its sigmoid gate, then encodes the head's
+// slice for attn_output when heads are whole encoding blocks.
+func (e *engine) doAttn(w, task int) {
+	c := &e.c
+	hd, rows, QD, KD := c.HeadDim, c.QKVRows(), c.QDim(), c.KVDim()
+	t, h := task/c.Heads, task%c.Heads
+	kv := &e.kv[e.layer]
+	pos := e.p0 + t
+	first := 0
+	if kv.sliding {
+		first = max(0, pos-c.Window+1)
+	}
+	n := pos - first + 1
+	sc := e.scores[w][:n]
+	q := e.qkv[t*rows+h*hd : t*rows+(h+1)*hd]
+	kh := (h / (c.Heads / c.KVHeads)) * hd
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	mx := float32(math.Inf(-1))
+	for j := range sc {
+		s := e.slot(e.layer, first+j)
+		v := kernels.DotF32(q, kv.k[s*KD+kh:s*KD+kh+hd]) * scale
+		sc[j] = v
+		mx = max(mx, v)
+	}
+	var sum float64
+	for j, v := range sc {
+		p := float32(math.Exp(float64(v - mx)))
+		sc[j] = p
+		sum += float64(p)
+	}
+	o := e.att[t*QD+h*hd : t*QD+(h+1)*hd]
+	clear(o)
+	inv := float32(1 / sum)
+	for j, p := range sc {
+		s := e.slot(e.layer, first+j)
+		kernels.Axpy(p*inv, kv.v[s*KD+kh:s*KD+kh+hd], o)
+	}
+	g := sigmoid(e.gate[t*c.Heads+h])
+	for i := range o {
+		o[i] *= g
+	}
+	if e.attKind != actF32 {
+		e.inAtt.encode(e.attKind, t, h*hd, (h+1)*hd)
+	}
+}
+
+// doResidual computes a chunk of rows of w for every token and adds them to
+// the residual stream.
+func (e *engine) doResidual(w, ch int, wt *Weight, a *acts) {
+	H := e.c.Hidden
+	r0 := ch * e.chunk
+	r1 := min(H, r0+e.chunk)
+	mulRows(wt, a, r0, r1, e.tmp, H, e.opts.FloatActivations, e.rowbuf[w])
+	for t := 0; t < e.b; t++ {
+		x, d := e.x[t*H+r0:t*H+r1], e.tmp[t*H+r0:t*H+r1]
+		for i := range x {
+			x[i] += d[i]
+		}
+	}
+}
+
+// doFFN computes one block of FFN gate and up rows for every token, applies
+// GEGLU and encodes the block for ffn_down (the block is whole Q8_K blocks,
+// so no other worker's output is needed).
+func (e *engine) doFFN(w, ch int) {
+	F := e.c.FFN
+	L := &e.m.Layers[e.layer]
+	r0 := ch * e.chunk
+	r1 := min(F, r0+e.chunk)
+	float := e.opts.FloatActivations
+	mulRows(&L.FFNGate, &e.inH, r0, r1, e.fg, F, float, e.rowbuf[w])
+	mulRows(&L.FFNUp, &e.inH, r0, r1, e.fu, F, float, e.rowbuf[w])
+	for t := 0; t < e.b; t++ {
+		i, j := t*F+r0, t*F+r1
+		geglu(e.opts.GELU, e.ff[i:j], e.fg[i:j], e.fu[i:j])
+		if e.ffKind != actF32 {
+			e.inFF.encode(e.ffKind, t, r0, r1)
+		}
+	}
 }
 
 // Generate greedily extends prompt by n tokens (argmax, lowest id on ties),
@@ -421,7 +624,7 @@ func (e *Engine) Generate(ctx context.Context, prompt []int, n int) ([]int, erro
 		if len(out) == n {
 			break
 		}
-		if logits, err = e.Eval(ctx, []int{best}, LogitsLast); err != nil {
+		if logits, err = e.EvalTo(ctx, []int{best}, LogitsLast, logits); err != nil {
 			return out, err
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/droidgo/droidgo/model/kernels"
+
 	"github.com/droidgo/droidgo/model/gguf"
 )
 
@@ -148,25 +150,44 @@ func TestQuantTypesMatchReference(t *testing.T) {
 	}
 }
 
-// Prefilling in one go, in chunks, or token by token gives the same logits.
+// Prefilling in one go, in chunks, or token by token gives the same logits:
+// bit for bit with the pure-Go kernels. With SIMD kernels the batched
+// (several tokens per weight block) and single-token kernels sum in a
+// different order: the first position agrees to float32 rounding, and once
+// an activation lands on the other side of a Q8_0 rounding boundary the
+// difference carries on like it does between this engine and llama.cpp, so
+// later positions are held to TestLlamaCppLogits' q8_0 bound.
 func TestBatchingIsExact(t *testing.T) {
-	m := randomModel(t, "tiny", "q8_0", 5)
-	toks := randomTokens(40, m.Config.Vocab, 3)
-	V := m.Config.Vocab
-	e1, _ := NewEngine(m, Options{Batch: 64})
-	want := evalAll(t, e1, toks)
-	e2, _ := NewEngine(m, Options{Batch: 1, Threads: 1})
-	for i, tok := range toks {
-		got, err := e2.Eval(context.Background(), []int{tok}, LogitsLast)
-		if err != nil {
+	best := kernels.ISA()
+	defer kernels.SetISA(best)
+	for _, isa := range []string{"generic", best} {
+		if err := kernels.SetISA(isa); err != nil {
 			t.Fatal(err)
 		}
-		if d := maxDiff32(got, want[i*V:(i+1)*V]); d != 0 {
-			t.Fatalf("position %d: token-by-token differs by %g", i, d)
+		tol0, tol := 0.0, 0.0
+		if isa != "generic" {
+			tol0, tol = 1e-4, 0.5 // logits have std ~4 here
 		}
-	}
-	if e2.Prefilled() != 40 || e2.Len() != 40 {
-		t.Errorf("prefilled %d len %d", e2.Prefilled(), e2.Len())
+		m := randomModel(t, "tiny", "q8_0", 5)
+		toks := randomTokens(40, m.Config.Vocab, 3)
+		V := m.Config.Vocab
+		e1, _ := NewEngine(m, Options{Batch: 64})
+		want := evalAll(t, e1, toks)
+		e2, _ := NewEngine(m, Options{Batch: 1, Threads: 1})
+		for i, tok := range toks {
+			got, err := e2.Eval(context.Background(), []int{tok}, LogitsLast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := maxDiff32(got, want[i*V:(i+1)*V]); d > tol || (i == 0 && d > tol0) {
+				t.Fatalf("isa %s: position %d: token-by-token differs by %g > %g", isa, i, d, tol)
+			}
+		}
+		if e2.Prefilled() != 40 || e2.Len() != 40 {
+			t.Errorf("prefilled %d len %d", e2.Prefilled(), e2.Len())
+		}
+		e1.Close()
+		e2.Close()
 	}
 }
 

@@ -1,23 +1,64 @@
 package spark
 
-import "github.com/droidgo/droidgo/model/quant"
+import (
+	"github.com/droidgo/droidgo/model/kernels"
+	"github.com/droidgo/droidgo/model/quant"
+)
 
-// acts is a batch of activation rows (B rows of n floats) with lazily built
-// encodings for each weight type, so inputs shared by several weights (QKV
-// and gate, FFN gate and up) are converted once.
+// actKind is the encoding a weight type's dot product wants its
+// activations in.
+type actKind int
+
+const (
+	actF32  actKind = iota // used as is
+	actF16                 // rounded to f16
+	actBF16                // rounded to bf16
+	actQ80                 // Q8_0 blocks of 32
+	actQ8K                 // Q8_K blocks of 256
+	nActKinds
+)
+
+func kindOf(t quant.Type) actKind {
+	switch t {
+	case quant.F16:
+		return actF16
+	case quant.BF16:
+		return actBF16
+	case quant.Q8_0, quant.Q4_0:
+		return actQ80
+	case quant.Q4_K, quant.Q5_K, quant.Q6_K:
+		return actQ8K
+	}
+	return actF32
+}
+
+// blockElems is the granularity at which a kind can be encoded piecewise.
+func (k actKind) blockElems() int {
+	switch k {
+	case actQ80:
+		return 32
+	case actQ8K:
+		return quant.QK_K
+	}
+	return 1
+}
+
+// acts is a batch of activation rows (b rows of n floats) with the
+// encodings for each weight type, built once per input and shared by every
+// weight that reads it (QKV and gate, FFN gate and up).
 type acts struct {
-	x    []float32 // B*n, row-major
+	x    []float32 // b*n, row-major
 	n, b int
 	f16  []float32
 	bf16 []float32
 	q80  []quant.BlockQ8_0
 	q8k  []quant.BlockQ8K
-	have [4]bool
+	have [nActKinds]bool
 }
 
 func (a *acts) reset(x []float32, b, n int) {
 	a.x, a.b, a.n = x[:b*n], b, n
-	a.have = [4]bool{}
+	a.have = [nActKinds]bool{}
 }
 
 func grow[T any](s []T, n int) []T {
@@ -27,103 +68,115 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// prepare builds the activation encoding that typ's dot product uses.
-func (a *acts) prepare(typ quant.Type) {
-	switch typ {
-	case quant.F16:
-		if !a.have[0] {
-			a.f16 = grow(a.f16, len(a.x))
-			copy(a.f16, a.x)
-			quant.RoundF16(a.f16)
-			a.have[0] = true
-		}
-	case quant.BF16:
-		if !a.have[1] {
-			a.bf16 = grow(a.bf16, len(a.x))
-			copy(a.bf16, a.x)
-			quant.RoundBF16(a.bf16)
-			a.have[1] = true
-		}
-	case quant.Q8_0, quant.Q4_0:
-		if !a.have[2] {
-			a.q80 = grow(a.q80, len(a.x)/32)
-			for t := 0; t < a.b; t++ {
-				quant.QuantizeQ8_0(a.x[t*a.n:(t+1)*a.n], a.q80[t*a.n/32:(t+1)*a.n/32])
-			}
-			a.have[2] = true
-		}
-	case quant.Q4_K, quant.Q5_K, quant.Q6_K:
-		if !a.have[3] {
-			a.q8k = grow(a.q8k, len(a.x)/quant.QK_K)
-			for t := 0; t < a.b; t++ {
-				quant.QuantizeQ8K(a.x[t*a.n:(t+1)*a.n], a.q8k[t*a.n/quant.QK_K:(t+1)*a.n/quant.QK_K])
-			}
-			a.have[3] = true
-		}
+// alloc sizes the buffer of kind k for the current shape (no-op when large
+// enough) so that workers can then encode disjoint pieces concurrently.
+func (a *acts) alloc(k actKind) {
+	switch k {
+	case actF16:
+		a.f16 = grow(a.f16, len(a.x))
+	case actBF16:
+		a.bf16 = grow(a.bf16, len(a.x))
+	case actQ80:
+		a.q80 = grow(a.q80, len(a.x)/32)
+	case actQ8K:
+		a.q8k = grow(a.q8k, len(a.x)/quant.QK_K)
 	}
 }
 
-// matmul computes out[t*w.Rows+r] = W[r] . x[t] for every row r and batch
-// row t, splitting rows across the pool. With float set, weights are
-// dequantised and dotted with the unrounded float32 activations; otherwise
-// activations are rounded/quantised to the weight's dot type as llama.cpp does.
-func (e *Engine) matmul(w *Weight, a *acts, out []float32) {
-	rows, n, B := w.Rows, a.n, a.b
-	if e.opts.FloatActivations && w.Type != quant.F32 {
-		e.pool.run(rows, 0, func(worker, lo, hi int) {
-			buf := e.scratch[worker][:n]
-			for r := lo; r < hi; r++ {
-				quant.DequantizeRow(w.Type, w.Row(r), buf)
-				for t := 0; t < B; t++ {
-					out[t*rows+r] = dotF32(buf, a.x[t*n:(t+1)*n])
-				}
-			}
-		})
+// encode encodes elements [lo, hi) of row t as kind k; lo and hi must be
+// multiples of k.blockElems(). Blocks are independent, so encoding a row
+// piecewise gives exactly the whole-row result.
+func (a *acts) encode(k actKind, t, lo, hi int) {
+	i, j := t*a.n+lo, t*a.n+hi
+	switch k {
+	case actF16:
+		copy(a.f16[i:j], a.x[i:j])
+		quant.RoundF16(a.f16[i:j])
+	case actBF16:
+		copy(a.bf16[i:j], a.x[i:j])
+		quant.RoundBF16(a.bf16[i:j])
+	case actQ80:
+		quant.QuantizeQ8_0(a.x[i:j], a.q80[i/32:j/32])
+	case actQ8K:
+		kernels.QuantizeQ8K(a.x[i:j], a.q8k[i/quant.QK_K:j/quant.QK_K])
+	}
+}
+
+// prepare builds the encoding typ's dot product uses for every row.
+func (a *acts) prepare(typ quant.Type) {
+	k := kindOf(typ)
+	if k == actF32 || a.have[k] {
 		return
 	}
-	a.prepare(w.Type)
-	nb32, nbK := n/32, n/quant.QK_K
-	e.pool.run(rows, 0, func(_, lo, hi int) {
-		for r := lo; r < hi; r++ {
-			row := w.Row(r)
-			for t := 0; t < B; t++ {
-				var v float32
-				switch w.Type {
-				case quant.F32:
-					v = quant.DotF32(row, a.x[t*n:(t+1)*n])
-				case quant.F16:
-					v = quant.DotF16(row, a.f16[t*n:(t+1)*n])
-				case quant.BF16:
-					v = quant.DotBF16(row, a.bf16[t*n:(t+1)*n])
-				case quant.Q8_0:
-					v = quant.DotQ8_0(row, a.q80[t*nb32:(t+1)*nb32])
-				case quant.Q4_0:
-					v = quant.DotQ4_0(row, a.q80[t*nb32:(t+1)*nb32])
-				case quant.Q4_K:
-					v = quant.DotQ4K(row, a.q8k[t*nbK:(t+1)*nbK])
-				case quant.Q5_K:
-					v = quant.DotQ5K(row, a.q8k[t*nbK:(t+1)*nbK])
-				case quant.Q6_K:
-					v = quant.DotQ6K(row, a.q8k[t*nbK:(t+1)*nbK])
-				}
-				out[t*rows+r] = v
-			}
-		}
-	})
+	a.alloc(k)
+	for t := 0; t < a.b; t++ {
+		a.encode(k, t, 0, a.n)
+	}
+	a.have[k] = true
 }
 
-func dotF32(a, b []float32) float32 {
-	var s0, s1, s2, s3 float32
-	b = b[:len(a)]
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+// mulRows computes out[t*ldo+r] = W[r] . x[t] for r in [r0, r1) and every
+// batch row t, with a already prepared for w.Type (unless float is set:
+// then weights are dequantised into buf and dotted with the unrounded
+// activations). One batch row runs the matrix-vector kernels; several run
+// the batched ones, which read each weight tile once for all of them.
+func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool, buf []float32) {
+	B, n := a.b, a.n
+	if r1 <= r0 {
+		return
 	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+	if float && w.Type != quant.F32 {
+		buf = buf[:n]
+		for r := r0; r < r1; r++ {
+			quant.DequantizeRow(w.Type, w.Row(r), buf)
+			for t := 0; t < B; t++ {
+				out[t*ldo+r] = kernels.DotF32(buf, a.x[t*n:(t+1)*n])
+			}
+		}
+		return
 	}
-	return (s0 + s1) + (s2 + s3)
+	rb := w.rowBytes
+	wd := w.Data[r0*rb : r1*rb]
+	rows := r1 - r0
+	if B == 1 {
+		o := out[r0:r1]
+		switch w.Type {
+		case quant.F32:
+			kernels.MatVecF32(wd, rows, a.x, o)
+		case quant.F16:
+			kernels.MatVecF16(wd, rows, a.f16, o)
+		case quant.BF16:
+			kernels.MatVecBF16(wd, rows, a.bf16, o)
+		case quant.Q8_0:
+			kernels.MatVecQ8_0(wd, rows, a.q80, o)
+		case quant.Q4_0:
+			kernels.MatVecQ4_0(wd, rows, a.q80, o)
+		case quant.Q4_K:
+			kernels.MatVecQ4K(wd, rows, a.q8k, o)
+		case quant.Q5_K:
+			kernels.MatVecQ5K(wd, rows, a.q8k, o)
+		case quant.Q6_K:
+			kernels.MatVecQ6K(wd, rows, a.q8k, o)
+		}
+		return
+	}
+	o := out[r0 : (B-1)*ldo+r1]
+	switch w.Type {
+	case quant.F32:
+		kernels.MatMulF32(wd, rows, a.x, B, o, ldo)
+	case quant.F16:
+		kernels.MatMulF16(wd, rows, a.f16, B, o, ldo)
+	case quant.BF16:
+		kernels.MatMulBF16(wd, rows, a.bf16, B, o, ldo)
+	case quant.Q8_0:
+		kernels.MatMulQ8_0(wd, rows, a.q80, B, o, ldo)
+	case quant.Q4_0:
+		kernels.MatMulQ4_0(wd, rows, a.q80, B, o, ldo)
+	case quant.Q4_K:
+		kernels.MatMulQ4K(wd, rows, a.q8k, B, o, ldo)
+	case quant.Q5_K:
+		kernels.MatMulQ5K(wd, rows, a.q8k, B, o, ldo)
+	case quant.Q6_K:
+		kernels.MatMulQ6K(wd, rows, a.q8k, B, o, ldo)
+	}
 }

@@ -49,6 +49,9 @@ type Model struct {
 	GGUF    *gguf.File
 	tensors []TensorInfo
 	close   func() error
+	// mapped: the weights are views of a read-only file mapping (GGUF
+	// opened by path), whose pages Preload may release.
+	mapped bool
 }
 
 // TensorInfo describes one tensor of the model file.
@@ -91,6 +94,7 @@ func Open(path string) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	m.close = f.Close
+	m.mapped = true
 	return m, nil
 }
 
