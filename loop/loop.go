@@ -245,6 +245,13 @@ func onOff(on bool) string {
 	return "off"
 }
 
+// maxHistoryLine bounds one history line: a model that typed a page of
+// garbage must not make every later prompt a page longer.
+const maxHistoryLine = 240
+
 func (r *runner) addHistory(line string) {
+	if rs := []rune(line); len(rs) > maxHistoryLine {
+		line = string(rs[:maxHistoryLine-1]) + "…"
+	}
 	r.history = append(r.history, fmt.Sprintf("step %d: %s", r.step, line))
 }

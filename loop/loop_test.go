@@ -833,3 +833,15 @@ func FuzzModelOutput(f *testing.F) {
 		}
 	})
 }
+
+func TestHistoryLinesAreBounded(t *testing.T) {
+	r := &runner{step: 3}
+	r.addHistory(`type_text(text="` + strings.Repeat("garbage ", 500) + `") -> screen changed`)
+	r.addHistory(`tap(index=2) "Wi-Fi" -> screen changed`)
+	if n := len([]rune(r.history[0])); n > maxHistoryLine+len("step 3: ") || !strings.HasSuffix(r.history[0], "…") {
+		t.Errorf("long line kept at %d runes: %q", n, r.history[0])
+	}
+	if r.history[1] != `step 3: tap(index=2) "Wi-Fi" -> screen changed` {
+		t.Errorf("short line changed: %q", r.history[1])
+	}
+}
