@@ -103,8 +103,17 @@ func (p *fakePhone) Dump(ctx context.Context) ([]byte, error) {
 			text = p.typed
 		}
 		checkable := it.toggle != ""
-		fmt.Fprintf(&b, `<node index="%d" text="%s" resource-id="" class="%s" package="%s" content-desc="" checkable="%t" checked="%t" clickable="true" enabled="true" focusable="true" focused="%t" scrollable="false" long-clickable="false" password="%t" selected="false" bounds="[0,%d][%d,%d]" />`,
-			i+1, html.EscapeString(text), it.class, s.pkg, checkable, p.vars[it.toggle], it.field && p.focus == it.text, it.password, y, fakeW, y+rowH-30)
+		// A password field shows its name as a hint and masks what was
+		// typed, as Android does.
+		hint := ""
+		if it.password {
+			hint, text = it.text, ""
+			if it.field && p.focus == it.text && p.typed != "" {
+				text = strings.Repeat("•", len([]rune(p.typed)))
+			}
+		}
+		fmt.Fprintf(&b, `<node index="%d" text="%s" resource-id="" class="%s" package="%s" content-desc="" checkable="%t" checked="%t" clickable="true" enabled="true" focusable="true" focused="%t" scrollable="false" long-clickable="false" password="%t" selected="false" bounds="[0,%d][%d,%d]" hint="%s" />`,
+			i+1, html.EscapeString(text), it.class, s.pkg, checkable, p.vars[it.toggle], it.field && p.focus == it.text, it.password, y, fakeW, y+rowH-30, html.EscapeString(hint))
 	}
 	b.WriteString(`</node></hierarchy>`)
 	if p.truncate {

@@ -193,6 +193,9 @@ func (s *Screen) build() {
 				// model needs to know it is filled, not the secret (the
 				// prompt goes into logs and recordings).
 				f.label, f.from = maskSecret(f.own), "text"
+				if h := cleanLabel(nd.Hint); h != "" && h != f.own {
+					f.label, f.from = h+" "+f.label, "hint"
+				}
 			case f.own != "" && f.ownFrom == "text":
 				f.label, f.from = f.own, "text"
 			case cleanLabel(nd.Hint) != "":
