@@ -221,7 +221,19 @@ func (c *Constraint) value(p action.Param, v string, closed bool) bool {
 		f, err := strconv.ParseFloat(strings.TrimSuffix(v, "."), 64)
 		return err == nil && inRange(p, f)
 	default:
-		return len(v) <= c.maxText && !strings.ContainsAny(v, "\x00")
+		if len(v) > c.maxText || strings.ContainsAny(v, "\x00") {
+			return false
+		}
+		// Only typed text keeps its white space; the parser trims other
+		// strings (and reports it), so the model may not pad them.
+		if !p.Verbatim {
+			padded := strings.TrimRight(v, " \t\n") != v
+			// Trailing space is viable only while a word can still follow it.
+			if strings.TrimLeft(v, " \t\n") != v || padded && (closed || len(v) >= c.maxText) {
+				return false
+			}
+		}
+		return true
 	}
 }
 

@@ -49,6 +49,10 @@ func TestCheck(t *testing.T) {
 		{"<tool_call>wait<arg_key>seconds</arg_key><arg_value>2.</arg_value>", false, false},
 		{"<tool_call>task_complete<arg_key>summary</arg_key><arg_value>Wi-Fi is on</arg_value></tool_call>", true, true},
 		{"Sure! <tool_call>", false, false},
+		{"<tool_call>open_app<arg_key>name</arg_key><arg_value> Settings", false, false},
+		{"<tool_call>open_app<arg_key>name</arg_key><arg_value>Settings </arg_value>", false, false},
+		{"<tool_call>open_app<arg_key>name</arg_key><arg_value>Google Maps</arg_value></tool_call>", true, true},
+		{"<tool_call>type_text<arg_key>text</arg_key><arg_value> two  spaces </arg_value></tool_call>", true, true},
 		{`{"name": "tap"}`, false, false},
 	}
 	for _, tc := range cases {
