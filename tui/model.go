@@ -294,11 +294,11 @@ func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			m.message = "resumed"
 		}
 	case key.Matches(k, m.keys.StepMode):
-		if !m.opts.StepMode {
-			// The loop consults the approver for every call only when
-			// the run started in step mode; turning it on here would
-			// promise holds that cannot happen.
-			m.message = "step mode needs a run started with --step"
+		if !m.opts.StepMode && !m.opts.EveryCall {
+			// Unless the loop consults the approver for every call,
+			// turning step mode on here would promise holds that cannot
+			// happen.
+			m.message = "step mode is for live runs: nothing here waits for approval"
 			return m, nil
 		}
 		m.stepMode = !m.stepMode

@@ -422,3 +422,22 @@ func TestWithdrawnApproval(t *testing.T) {
 		t.Fatalf("approvals %d editing %v", len(m.approvals), m.editing)
 	}
 }
+
+// A run that hands every call to the UI lets step mode be switched on
+// mid-run; one that does not refuses to pretend.
+func TestStepModeOnMidRun(t *testing.T) {
+	m, _ := newTestModel(t, Options{Task: "t", EveryCall: true}, 80, 24)
+	press(m, "s")
+	if !m.stepMode || !m.gate.inStepMode() {
+		t.Fatalf("step mode not on: %q", m.message)
+	}
+	press(m, "s")
+	if m.stepMode || m.gate.inStepMode() {
+		t.Fatalf("step mode not off: %q", m.message)
+	}
+	m, _ = newTestModel(t, Options{Task: "t", Replay: true}, 80, 24)
+	press(m, "s")
+	if m.stepMode {
+		t.Fatal("step mode switched on in a run that never asks")
+	}
+}

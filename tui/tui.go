@@ -37,6 +37,9 @@ type Options struct {
 	MaxSteps int
 	// StepMode makes every action wait for approval.
 	StepMode bool
+	// EveryCall says the run hands every action to Approve (not only
+	// sensitive ones), so step mode can be switched on at any time.
+	EveryCall bool
 	// Replay marks a replayed run (shown in the header).
 	Replay bool
 	// Cancel stops the run when the user quits.

@@ -437,9 +437,10 @@ func runWithTUI(ctx context.Context, cancel context.CancelFunc, o *runOptions, l
 	uo.Cancel = cancel
 	uo.In = o.g.stdin
 	uo.Out = o.g.stdout
+	// The user can turn step mode on with a key, so the UI sees every call.
+	uo.EveryCall = true
 	ui := tui.New(uo)
 	lc.Approver = ui.Approve
-	// The user can turn step mode on with a key, so the UI sees every call.
 	lc.ConsultAlways = true
 	lc.OnEvent = fanout(append(sinks, ui.Send)...)
 	done := make(chan loop.Result, 1)
