@@ -148,7 +148,7 @@ func TestKeys(t *testing.T) {
 			}
 		}},
 		{"s cannot start step mode the loop does not do", Options{}, []string{"s"}, func(t *testing.T, m *model) {
-			if m.stepMode || m.gate.inStepMode() || !strings.Contains(m.message, "--step") {
+			if m.stepMode || m.gate.inStepMode() || !strings.Contains(m.message, "live runs") {
 				t.Errorf("step mode %v message %q", m.stepMode, m.message)
 			}
 		}},
