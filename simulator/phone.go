@@ -20,6 +20,7 @@ import (
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/internal/editdist"
 )
 
 // ClockResourceID is the resource-id of the status bar clock, which
@@ -622,7 +623,7 @@ func (p *Phone) suggest(want string) string {
 		best := -1
 		for _, n := range append([]string{a.label, a.pkg}, a.aliases...) {
 			n = strings.ToLower(n)
-			d := levenshtein(want, n)
+			d := editdist.Levenshtein(want, n)
 			if want != "" && (strings.Contains(n, want) || strings.Contains(want, n)) {
 				d = 0
 			}

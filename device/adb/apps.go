@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/droidgo/droidgo/internal/editdist"
 )
 
 // appLabels maps common app labels (lower case) to the packages that carry
@@ -94,7 +96,7 @@ func closest(name string, installed []string) []string {
 			return
 		}
 		seen[s] = true
-		d := editDistance(name, key)
+		d := editdist.Levenshtein(name, key)
 		if strings.Contains(key, name) || strings.Contains(name, key) {
 			d = min(d, 1)
 		}
@@ -131,26 +133,4 @@ func titleCase(s string) string {
 		up = c == ' '
 	}
 	return string(r)
-}
-
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
