@@ -365,8 +365,18 @@ func TestHFCheckpointVariations(t *testing.T) {
 			os.WriteFile(filepath.Join(d, "config.json"), []byte(officialConfig(cfg, "1")), 0o644)
 		}},
 		{"eos_token_id list", func(t *testing.T, d string) {
-			t.Skip("known bug in model/spark (hf.go decodes eos_token_id into an int): reported, not fixed here")
 			os.WriteFile(filepath.Join(d, "config.json"), []byte(officialConfig(cfg, "[1, 2]")), 0o644)
+		}},
+		{"sharded with index and a stray file beside it", func(t *testing.T, d string) {
+			os.WriteFile(filepath.Join(d, "config.json"), []byte(officialConfig(cfg, "1")), 0o644)
+			stale := embed(d)
+			stale.Data = make([]byte, len(stale.Data)) // would zero every logit if it were loaded
+			shard(t, d, nil)
+			var buf bytes.Buffer
+			if err := safetensors.Write(&buf, []safetensors.Tensor{stale}, nil); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(d, "zz-stale.safetensors"), buf.Bytes(), 0o644)
 		}},
 		{"sharded with index, inv_freq and tied lm_head", func(t *testing.T, d string) {
 			os.WriteFile(filepath.Join(d, "config.json"), []byte(officialConfig(cfg, "1")), 0o644)

@@ -32,9 +32,11 @@ type hfConfig struct {
 	TieWordEmbeddings     *bool                   `json:"tie_word_embeddings,omitempty"`
 	HeadwiseGate          bool                    `json:"headwise_attn_output_gate"`
 	GateActMode           string                  `json:"gate_attn_act_mode,omitempty"`
-	BOS                   int                     `json:"bos_token_id"`
-	EOS                   int                     `json:"eos_token_id"`
-	Pad                   int                     `json:"pad_token_id"`
+	// Special token ids come from the tokenizer; config.json may write
+	// them as a number or a list, so they are only kept raw here.
+	BOS json.RawMessage `json:"bos_token_id"`
+	EOS json.RawMessage `json:"eos_token_id"`
+	Pad json.RawMessage `json:"pad_token_id"`
 }
 
 type hfRopeParams struct {
@@ -117,10 +119,9 @@ func OpenHF(dir string) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	paths, _ := filepath.Glob(filepath.Join(dir, "*.safetensors"))
-	sort.Strings(paths)
-	if len(paths) == 0 {
-		return nil, fmt.Errorf("%s: %w: no *.safetensors files", dir, ErrModel)
+	paths, wanted, err := safetensorsFiles(dir)
+	if err != nil {
+		return nil, err
 	}
 	var files []*safetensors.File
 	closeAll := func() error {
@@ -142,6 +143,12 @@ func OpenHF(dir string) (*Model, error) {
 		files = append(files, f)
 		for _, t := range f.Tensors() {
 			all[t.Name] = t
+		}
+	}
+	for name, file := range wanted {
+		if _, ok := all[name]; !ok {
+			closeAll()
+			return nil, fmt.Errorf("%s: %w: tensor %s is listed in %s but not in %s", dir, ErrModel, name, indexFile, file)
 		}
 	}
 	src := func(name string) (quant.Type, []int, []byte, bool) {
@@ -185,6 +192,48 @@ func OpenHF(dir string) (*Model, error) {
 	return m, nil
 }
 
+const indexFile = "model.safetensors.index.json"
+
+// safetensorsFiles lists the weight files of a checkpoint: exactly those
+// the index names when there is one (so a stray file in the directory
+// cannot replace tensors), else every *.safetensors file. wanted maps each
+// tensor the index lists to its file.
+func safetensorsFiles(dir string) (paths []string, wanted map[string]string, err error) {
+	raw, err := os.ReadFile(filepath.Join(dir, indexFile))
+	if err == nil {
+		var idx struct {
+			WeightMap map[string]string `json:"weight_map"`
+		}
+		if err := json.Unmarshal(raw, &idx); err != nil {
+			return nil, nil, fmt.Errorf("%s: %s: %w", dir, indexFile, err)
+		}
+		if len(idx.WeightMap) == 0 {
+			return nil, nil, fmt.Errorf("%s: %w: %s has no weight_map", dir, ErrModel, indexFile)
+		}
+		seen := map[string]bool{}
+		for name, f := range idx.WeightMap {
+			if f == "" || filepath.Base(f) != f {
+				return nil, nil, fmt.Errorf("%s: %w: %s maps %s to %q, not a file in the directory", dir, ErrModel, indexFile, name, f)
+			}
+			if !seen[f] {
+				seen[f] = true
+				paths = append(paths, filepath.Join(dir, f))
+			}
+		}
+		sort.Strings(paths)
+		return paths, idx.WeightMap, nil
+	}
+	if !os.IsNotExist(err) {
+		return nil, nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	paths, _ = filepath.Glob(filepath.Join(dir, "*.safetensors"))
+	sort.Strings(paths)
+	if len(paths) == 0 {
+		return nil, nil, fmt.Errorf("%s: %w: no *.safetensors files", dir, ErrModel)
+	}
+	return paths, nil, nil
+}
+
 // WriteHFConfig writes c as an HF config.json into dir.
 func WriteHFConfig(dir string, c Config) error {
 	lt := make([]string, c.Layers)
@@ -199,7 +248,7 @@ func WriteHFConfig(dir string, c Config) error {
 		IntermediateSize: c.FFN, NumHiddenLayers: c.Layers, NumAttentionHeads: c.Heads, NumKeyValueHeads: c.KVHeads,
 		HeadDim: c.HeadDim, VocabSize: c.Vocab, MaxPositionEmbeddings: c.Context, RMSNormEps: c.Eps,
 		SlidingWindow: c.Window, LayerTypes: lt, HiddenAct: "gelu", TieWordEmbeddings: &tie, HeadwiseGate: true,
-		GateActMode: "sigmoid", BOS: 0, EOS: 1, Pad: 2,
+		GateActMode: "sigmoid", BOS: json.RawMessage("0"), EOS: json.RawMessage("1"), Pad: json.RawMessage("2"),
 		RopeParameters: map[string]hfRopeParams{
 			"full_attention":    {RopeTheta: c.RopeThetaFull, PartialRotaryFactor: float64(c.RopeDimsFull) / float64(c.HeadDim), RopeType: "default"},
 			"sliding_attention": {RopeTheta: c.RopeThetaSWA, PartialRotaryFactor: float64(c.RopeDimsSWA) / float64(c.HeadDim), RopeType: "default"},
