@@ -1,0 +1,198 @@
+package spark
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// spinRounds is how many times an idle worker polls the epoch before it
+// parks. Steps of one token follow each other within microseconds, so
+// workers stay hot through a whole Eval; between calls they park and cost
+// nothing (ggml's "poll then sleep").
+const spinRounds = 1 << 15
+
+// waitRounds is how long the dispatcher polls for late workers before it
+// parks (tens of microseconds: longer than the imbalance of a step on an
+// idle machine, short against a scheduler time slice).
+const waitRounds = 1 << 14
+
+// pool is a persistent set of worker goroutines that run the engine's
+// current step together with the calling goroutine (worker 0). A dispatch
+// is one atomic epoch bump; completion is an atomic counter. Nothing is
+// allocated per dispatch.
+type pool struct {
+	threads int
+	// job is the engine whose step runs. It is cleared after every dispatch
+	// so that parked workers hold no reference to the engine and an
+	// abandoned engine can be collected (its cleanup stops the pool).
+	job      atomic.Pointer[engine]
+	epoch    atomic.Uint64
+	done     atomic.Int64
+	sleepers atomic.Int32
+	waiting  atomic.Bool // the dispatcher parked waiting for done
+	stopped  atomic.Bool
+	mu       sync.Mutex
+	cond     *sync.Cond // workers park here
+	doneCond *sync.Cond // the dispatcher parks here
+}
+
+func newPool(threads int) *pool {
+	if threads <= 0 {
+		threads = DefaultThreads()
+	}
+	p := &pool{threads: threads}
+	p.cond = sync.NewCond(&p.mu)
+	p.doneCond = sync.NewCond(&p.mu)
+	for w := 1; w < threads; w++ {
+		go p.worker(w)
+	}
+	return p
+}
+
+func (p *pool) worker(w int) {
+	// A worker that migrates between OS threads mid-step loses its caches;
+	// pinning the goroutine keeps it on one thread the scheduler can keep
+	// on one core.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var seen uint64
+	for {
+		spins := 0
+		for p.epoch.Load() == seen {
+			if p.stopped.Load() {
+				return
+			}
+			if spins++; spins < spinRounds {
+				continue
+			}
+			p.mu.Lock()
+			p.sleepers.Add(1)
+			for p.epoch.Load() == seen && !p.stopped.Load() {
+				p.cond.Wait()
+			}
+			p.sleepers.Add(-1)
+			p.mu.Unlock()
+		}
+		if p.stopped.Load() {
+			return
+		}
+		// The dispatcher waits for every worker before the next bump, so
+		// exactly one epoch passed.
+		seen++
+		p.job.Load().work(w)
+		if p.done.Add(1) == int64(p.threads-1) && p.waiting.Load() {
+			p.mu.Lock()
+			p.doneCond.Signal()
+			p.mu.Unlock()
+		}
+	}
+}
+
+// run executes e.work on every worker and returns when all have finished.
+func (p *pool) run(e *engine) {
+	if p.threads == 1 {
+		e.work(0)
+		return
+	}
+	p.job.Store(e)
+	p.done.Store(0)
+	p.epoch.Add(1)
+	if p.sleepers.Load() > 0 {
+		p.mu.Lock()
+		p.cond.Broadcast()
+		p.mu.Unlock()
+	}
+	e.work(0)
+	want := int64(p.threads - 1)
+	for spins := 0; p.done.Load() != want; spins++ {
+		if spins < waitRounds {
+			continue
+		}
+		// A worker is late: it is probably not running because other
+		// processes hold the cores. Spinning would take the core it
+		// needs, so park until the last one finishes.
+		p.mu.Lock()
+		p.waiting.Store(true)
+		for p.done.Load() != want {
+			p.doneCond.Wait()
+		}
+		p.waiting.Store(false)
+		p.mu.Unlock()
+	}
+	p.job.Store(nil)
+}
+
+// stop ends the workers; the pool must not be used afterwards.
+func (p *pool) stop() {
+	if p.stopped.Swap(true) {
+		return
+	}
+	p.mu.Lock()
+	p.cond.Broadcast()
+	p.mu.Unlock()
+}
+
+var (
+	physOnce  sync.Once
+	physCores int
+)
+
+// DefaultThreads is the default number of engine threads: the physical
+// cores (SMT siblings share the execution units a matrix-vector product
+// saturates, so they add contention, not speed). On Linux it counts the
+// distinct (physical id, core id) pairs of /proc/cpuinfo; elsewhere, or if
+// that fails, it is runtime.NumCPU(). It is never more than NumCPU (a
+// container may be limited to fewer CPUs than the machine has).
+func DefaultThreads() int {
+	physOnce.Do(func() {
+		physCores = runtime.NumCPU()
+		if n := countPhysicalCores("/proc/cpuinfo"); n > 0 && n < physCores {
+			physCores = n
+		}
+	})
+	return physCores
+}
+
+// countPhysicalCores returns the number of distinct (physical id, core id)
+// pairs in a /proc/cpuinfo-style file, or 0 if it has none.
+func countPhysicalCores(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	type key struct{ pkg, core string }
+	seen := map[key]bool{}
+	var cur key
+	var havePkg, haveCore bool
+	flush := func() {
+		if havePkg && haveCore {
+			seen[cur] = true
+		}
+		cur, havePkg, haveCore = key{}, false, false
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimSpace(line) == "" {
+			flush()
+			continue
+		}
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "physical id":
+			cur.pkg, havePkg = strings.TrimSpace(v), true
+		case "core id":
+			cur.core, haveCore = strings.TrimSpace(v), true
+		}
+	}
+	flush()
+	return len(seen)
+}

@@ -1,0 +1,42 @@
+package spark
+
+import (
+	"testing"
+)
+
+// Preloaded weights (anonymous memory, file pages released) give the same
+// logits as the file mapping, for the tied head and every layer's weights.
+func TestPreloadSameLogits(t *testing.T) {
+	for _, typ := range []string{"q4_k_m", "q8_0", "bf16"} {
+		preset := "q"
+		if typ != "q4_k_m" {
+			preset = "tiny"
+		}
+		m1 := randomModel(t, preset, typ, 3)
+		toks := randomTokens(20, m1.Config.Vocab, 4)
+		e1, _ := NewEngine(m1, Options{Threads: 2})
+		want := evalAll(t, e1, toks)
+
+		m2 := randomModel(t, preset, typ, 3)
+		n, err := m2.Preload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < m2.WeightBytes()-int64(len(m2.OutputNorm)+2*len(m2.Layers)*m2.Config.Hidden)*4 {
+			t.Errorf("%s: preloaded %d bytes of %d", typ, n, m2.WeightBytes())
+		}
+		if &m2.Output.Data[0] != &m2.Embed.Data[0] {
+			t.Errorf("%s: tied output head no longer shares the embedding after preload", typ)
+		}
+		e2, _ := NewEngine(m2, Options{Threads: 2})
+		got := evalAll(t, e2, toks)
+		if d := maxDiff32(got, want); d != 0 {
+			t.Errorf("%s: preloaded logits differ by %g", typ, d)
+		}
+		e1.Close()
+		e2.Close()
+		if err := m2.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	}
+}
