@@ -276,4 +276,3 @@ func (t tmpl) expand(e env) string {
 	}
 	return b.String()
 }
-
