@@ -4,7 +4,6 @@ package spark
 
 import (
 	"os"
-	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -17,9 +16,7 @@ func allocAnon(n int) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if runtime.GOOS == "linux" || runtime.GOOS == "android" {
-		_ = unix.Madvise(b, unix.MADV_HUGEPAGE) // advisory; fine to fail
-	}
+	adviseHugePages(b)
 	return b, func() error { return unix.Munmap(b) }, nil
 }
 
