@@ -50,6 +50,7 @@ type ElementInfo struct {
 	Index  int    `json:"index"`
 	Label  string `json:"label"`
 	Kind   string `json:"kind,omitempty"`
+	State  string `json:"state,omitempty"` // "on"/"off" for switches, "checked"/"unchecked" for other checkables
 	Bounds [4]int `json:"bounds"`
 }
 

@@ -132,7 +132,7 @@ func (r *runner) screenInfo(ctx context.Context) *ScreenInfo {
 		}
 	}
 	for _, e := range s.Elements {
-		ei := ElementInfo{Index: e.Index, Label: e.Label, Kind: e.Kind}
+		ei := ElementInfo{Index: e.Index, Label: e.Label, Kind: e.Kind, State: checkState(e)}
 		if e.Node >= 0 && e.Node < len(s.Nodes) {
 			b := s.Nodes[e.Node].Bounds
 			ei.Bounds = [4]int{b.X1, b.Y1, b.X2, b.Y2}
@@ -140,4 +140,17 @@ func (r *runner) screenInfo(ctx context.Context) *ScreenInfo {
 		info.Elements = append(info.Elements, ei)
 	}
 	return info
+}
+
+// checkState words a checkable element's state as the prompt does.
+func checkState(e uixml.Element) string {
+	switch {
+	case !e.Checkable:
+		return ""
+	case e.Kind == "switch":
+		return onOff(e.Checked)
+	case e.Checked:
+		return "checked"
+	}
+	return "unchecked"
 }

@@ -353,6 +353,9 @@ func (m *model) elementLines(width int) ([]string, int) {
 			mark = "▶ "
 		}
 		label := clean(strings.ReplaceAll(e.Label, "\n", " "))
+		if e.State != "" {
+			label += " (" + e.State + ")"
+		}
 		kind := clean(e.Kind)
 		if isTarget {
 			text := fmt.Sprintf("%s%2d %s %s", mark, e.Index, kind, label)
