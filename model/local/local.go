@@ -160,7 +160,7 @@ func newBackend(path string, m *spark.Model, opts Options) (*Backend, error) {
 		}
 	}
 	b.sorted = sortedByPiece(tok)
-	eng, err := spark.NewEngine(m, spark.Options{Threads: opts.Threads, GELU: opts.GELU, MaxContext: opts.MaxContext, Batch: opts.Batch})
+	eng, err := spark.NewEngine(m, spark.Options{Threads: opts.Threads, GELU: opts.GELU, MaxContext: opts.MaxContext, Batch: opts.Batch, RingSlack: agentRingSlack})
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +203,19 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
+	b.eng.Close()
 	return b.m.Close()
 }
+
+// agentRingSlack lets the sliding-window layers keep 2048 positions beyond
+// their window. An agent's next prompt differs from the cache from the
+// start of its user message on, which lies behind the previous turn's
+// screen, reasoning and answer (typically 500-2000 tokens); with the
+// default slack of 256 the cache would be cleared and the whole system
+// prompt prefilled again every step. It costs up to 2 KiB per position per
+// sliding layer (f32 K and V), about 170 MiB for the 1.7B, allocated only
+// as positions are used.
+const agentRingSlack = 2048
 
 // errClosed is returned by Chat after Close.
 var errClosed = errors.New("the model is closed")

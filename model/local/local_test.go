@@ -349,12 +349,13 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-// With the real model's sliding window the engine's ring keeps only ~257
-// positions beyond the window, so a new prompt that diverges further back
-// than that from the end of the cache (here: after a 300-token answer)
-// cannot reuse it. The backend must then prefill everything and still
-// produce what a fresh backend produces.
-func TestCacheBeyondRing(t *testing.T) {
+// With a sliding window far shorter than a turn, the next step still
+// reuses the cached prefix: the rings keep agentRingSlack positions beyond
+// the window, so cutting the cache back past the previous turn's 260+
+// generated tokens needs no recomputation, and the answer is what a fresh
+// backend gives. (Cutting back further than the rings hold clears the
+// cache; model/spark's tests cover that.)
+func TestCacheReuseBeyondWindow(t *testing.T) {
 	c := localtest.Config()
 	c.Window = 8
 	path := localtest.ModelWith(t, c, 6)
@@ -364,7 +365,7 @@ func TestCacheBeyondRing(t *testing.T) {
 	req.MaxTokens = 300
 	first := run(t, b, req, 0)
 	if first.stats.GeneratedTokens < 260 {
-		t.Fatalf("the model stopped after %d tokens, too early to overrun the ring (pick another seed)", first.stats.GeneratedTokens)
+		t.Fatalf("the model stopped after %d tokens, too early to pass the window by far (pick another seed)", first.stats.GeneratedTokens)
 	}
 	req2 := agentRequest([]string{"tap index 0"}, false)
 	req2.Constrain = false
@@ -372,10 +373,10 @@ func TestCacheBeyondRing(t *testing.T) {
 	got := run(t, b, req2, 0)
 	want := run(t, open(t, path, Options{}), req2, 0)
 	if got.content != want.content {
-		t.Errorf("after a full re-prefill %q, fresh %q", got.content, want.content)
+		t.Errorf("with the cache reused %q, fresh %q", got.content, want.content)
 	}
-	if got.stats.CachedTokens != 0 {
-		t.Errorf("%d tokens reused from a cache whose ring was overwritten", got.stats.CachedTokens)
+	if got.stats.CachedTokens == 0 || got.stats.CachedTokens >= got.stats.PromptTokens {
+		t.Errorf("reused %d of %d prompt tokens", got.stats.CachedTokens, got.stats.PromptTokens)
 	}
 }
 

@@ -38,10 +38,19 @@ type Options struct {
 	// MaxContext bounds the number of cached positions (default: the
 	// model's context length).
 	MaxContext int
+	// RingSlack is how many positions the sliding-window layers keep
+	// beyond their window (default 256). Truncate and Reuse can cut the
+	// cache back by about this many positions without recomputing it; an
+	// agent whose prompts change after a long fixed prefix wants more.
+	// Memory grows only as positions are used.
+	RingSlack int
 
-	// slack overrides ringSlack (tests use tiny rings to exercise wrapping).
+	// slack overrides RingSlack (tests use tiny rings to exercise wrapping).
 	slack int
 }
+
+// MaxThreads bounds Options.Threads: each thread is a locked OS thread.
+const MaxThreads = 256
 
 type layerKV struct {
 	k, v    []float32 // [slot][KVHeads*HeadDim]
@@ -120,6 +129,12 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 	c := m.Config
 	if opts.Batch <= 0 {
 		opts.Batch = 64
+	}
+	if opts.Threads < 0 || opts.Threads > MaxThreads {
+		return nil, fmt.Errorf("threads must be between 1 and %d, not %d", MaxThreads, opts.Threads)
+	}
+	if opts.slack <= 0 {
+		opts.slack = opts.RingSlack
 	}
 	if opts.slack <= 0 {
 		opts.slack = ringSlack
