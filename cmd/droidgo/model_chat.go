@@ -71,7 +71,7 @@ with a random seed; --greedy picks the most likely token every time.`,
 	f.Uint64Var(&o.seed, "seed", 0, "sampling seed (default: random)")
 	f.IntVar(&o.maxTokens, "max-tokens", 2048, "tokens per reply, reasoning included")
 	f.StringVar(&o.system, "system", "", "a system message")
-	f.IntVar(&o.threads, "threads", 0, "engine threads (0: the configured threads, else all CPUs)")
+	f.IntVar(&o.threads, "threads", 0, "engine threads (0: the configured threads, else the physical cores)")
 	return c
 }
 

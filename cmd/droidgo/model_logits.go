@@ -30,7 +30,7 @@ type engineFlags struct {
 func (ef *engineFlags) add(c *cobra.Command) {
 	f := c.Flags()
 	f.StringVar(&ef.tokens, "tokens", "", "comma-separated token ids, e.g. 0,5,7")
-	f.IntVar(&ef.threads, "threads", 0, "threads for matrix products (0 = all CPUs)")
+	f.IntVar(&ef.threads, "threads", 0, "threads for matrix products (0 = the physical cores)")
 	f.StringVar(&ef.gelu, "gelu", "erf", "GELU: erf (reference), tanh, or table (llama.cpp's fp16 table)")
 	f.BoolVar(&ef.floatActs, "float-activations", false, "use unrounded float32 activations instead of llama.cpp's per-type rounding")
 	f.IntVar(&ef.batch, "batch", 64, "prefill chunk size")

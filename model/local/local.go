@@ -52,7 +52,7 @@ const closingGrace = 128
 
 // Options configure a Backend. The zero value is the default.
 type Options struct {
-	// Threads for the engine's matrix products (0: runtime.NumCPU()).
+	// Threads for the engine (0: spark.DefaultThreads, the physical cores).
 	Threads int
 	// GELU selects the engine's GELU (default: exact erf).
 	GELU spark.GELUMode
