@@ -165,7 +165,7 @@ func build(cfg Config, src tensorSource, n names) (*Model, error) {
 			return Weight{}
 		}
 		if !typ.Supported() {
-			err = fmt.Errorf("%w: tensor %s has type %s, which is not supported", ErrModel, name, typ)
+			err = fmt.Errorf("%w: tensor %s has type %s, which is not supported", ErrModel, name, gguf.TypeName(typ))
 			return Weight{}
 		}
 		rb := typ.RowSize(cols)
@@ -189,7 +189,7 @@ func build(cfg Config, src tensorSource, n names) (*Model, error) {
 			return nil
 		}
 		if !typ.Supported() || typ.RowSize(size) != len(data) {
-			err = fmt.Errorf("%w: tensor %s has unsupported type %s", ErrModel, name, typ)
+			err = fmt.Errorf("%w: tensor %s has unsupported type %s", ErrModel, name, gguf.TypeName(typ))
 			return nil
 		}
 		out := make([]float32, size)
