@@ -26,6 +26,7 @@ type Settings struct {
 	Think       bool     // thinking on
 	ThinkBudget int      // reasoning tokens before the loop closes the reasoning
 	Threads     int      // engine threads; 0 = physical cores
+	Repack      bool     // interleave K-quant weights in the background after loading
 	Constrain   bool     // constrained answers in the in-process engine
 	Sensitive   []string // labels whose taps always wait for approval
 }
@@ -50,6 +51,7 @@ var Keys = []Key{
 	{"think", "DROIDGO_THINK", "bool", "true", "let the model reason before it answers", func(s *Settings) any { return &s.Think }},
 	{"think_budget", "DROIDGO_THINK_BUDGET", "int", "1024", "reasoning tokens per step before the reasoning is closed", func(s *Settings) any { return &s.ThinkBudget }},
 	{"threads", "DROIDGO_THREADS", "int", "0", "threads of the in-process engine (0 = physical cores)", func(s *Settings) any { return &s.Threads }},
+	{"repack", "DROIDGO_REPACK", "bool", "true", "interleave the model's Q4_K/Q6_K weights in the background after loading, for faster decoding (false: keep the file's layout)", func(s *Settings) any { return &s.Repack }},
 	{"constrain", "DROIDGO_CONSTRAIN", "bool", "true", "limit the in-process model's answers to valid tool calls", func(s *Settings) any { return &s.Constrain }},
 	{"sensitive", "DROIDGO_SENSITIVE", "list", "Pay,Buy,Send,Delete", "labels whose taps always wait for approval (comma-separated in the environment)", func(s *Settings) any { return &s.Sensitive }},
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // The in-process Spark backend opens plain --model paths (GGUF files and
-// HF directories). Threads and the answer constraint come from the
-// configuration (threads, constrain; DROIDGO_THREADS, DROIDGO_CONSTRAIN):
+// HF directories). Threads, repacking and the answer constraint come from
+// the configuration (threads, repack, constrain; DROIDGO_THREADS, ...):
 // the constraint reaches the backend through the loop's requests.
 func init() {
 	modelOpeners["file"] = func(ctx context.Context, spec string) (model.Backend, error) {
@@ -39,7 +39,7 @@ func openLocal(path string, getenv func(string) string, threads int, warn io.Wri
 	if threads <= 0 {
 		threads = max(0, cfg.Threads)
 	}
-	b, err := local.Open(path, local.Options{Threads: threads})
+	b, err := local.Open(path, local.Options{Threads: threads, Repack: cfg.Repack})
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,12 @@ var avx2Table = table{
 	q6k4: func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
 		q6kAVX2x4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
 	},
+	q4kx8: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+		q4kx8AVX2(&w[0], &a[0], len(a), rows/Interleave, &out[0])
+	},
+	q6kx8: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+		q6kx8AVX2(&w[0], &a[0], len(a), rows/Interleave, &out[0])
+	},
 	q80: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 		q80AVX2(&w[0], &a[0], len(a), rows, &out[0])
 	},
@@ -106,3 +112,9 @@ func q80AVX2x4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)
 
 //go:noescape
 func q8kBlockAVX2(x *float32, y *quant.BlockQ8K) bool
+
+//go:noescape
+func q4kx8AVX2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
+
+//go:noescape
+func q6kx8AVX2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)

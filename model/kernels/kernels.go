@@ -51,6 +51,13 @@ type table struct {
 	dot  func(a, b []float32) float32
 	q8k  func(x []float32, y []quant.BlockQ8K)
 	axpy func(alpha float32, x, y []float32)
+
+	// The interleaved-layout kernels (repack.go); rows is a multiple of 8.
+	// nil means the generic reference (and no repacking by default).
+	q4kx8  func(w []byte, rows int, a []quant.BlockQ8K, out []float32)
+	q4kx84 func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int)
+	q6kx8  func(w []byte, rows int, a []quant.BlockQ8K, out []float32)
+	q6kx84 func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int)
 }
 
 // level is one selectable instruction-set level, ordered from lowest.
@@ -92,6 +99,18 @@ func use(l level) {
 		}
 		if src.q6k4 != nil {
 			dst.q6k4 = src.q6k4
+		}
+		if src.q4kx8 != nil {
+			dst.q4kx8 = src.q4kx8
+		}
+		if src.q4kx84 != nil {
+			dst.q4kx84 = src.q4kx84
+		}
+		if src.q6kx8 != nil {
+			dst.q6kx8 = src.q6kx8
+		}
+		if src.q6kx84 != nil {
+			dst.q6kx84 = src.q6kx84
 		}
 		if src.q5k != nil {
 			dst.q5k = src.q5k

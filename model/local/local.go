@@ -62,6 +62,9 @@ type Options struct {
 	MaxContext int
 	// Batch is the engine's prefill chunk (0: the engine's default).
 	Batch int
+	// Repack interleaves the Q4_K and Q6_K weights in the background after
+	// loading (spark.Model.StartRepack), where this CPU has kernels for it.
+	Repack bool
 }
 
 // Backend runs one Spark model in-process. It implements model.Backend.
@@ -104,6 +107,12 @@ func Open(path string, opts Options) (*Backend, error) {
 	if err != nil {
 		m.Close()
 		return nil, err
+	}
+	if opts.Repack {
+		if _, err := m.StartRepack(); err != nil {
+			// The model works as loaded; only the speed-up is lost.
+			b.warnings = append(b.warnings, fmt.Sprintf("weights not repacked: %v", err))
+		}
 	}
 	return b, nil
 }

@@ -104,6 +104,7 @@ type engine struct {
 	// per-worker buffers: attention scores and dequantised rows
 	scores [][]float32
 	rowbuf [][]float32
+	rowb   []byte // the embedding row of a repacked Embed
 	// per-chunk buffers
 	x, h, qkv, gate, att, tmp, fg, fu, ff []float32
 	inH, inAtt, inFF                      acts
@@ -292,7 +293,11 @@ func (e *Engine) EvalTo(ctx context.Context, tokens []int, mode LogitsMode, dst 
 			}
 		}
 		e.want = want
-		if err := e.forward(ctx, tokens[start:end], want, lg); err != nil {
+		e.m.adopt()
+		e.m.evalMu.RLock()
+		err := e.forward(ctx, tokens[start:end], want, lg)
+		e.m.evalMu.RUnlock()
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -375,7 +380,7 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 	e.cosS, e.sinS = grow(e.cosS, B*c.RopeDimsSWA/2), grow(e.sinS, B*c.RopeDimsSWA/2)
 	e.cosF, e.sinF = grow(e.cosF, B*c.RopeDimsFull/2), grow(e.sinF, B*c.RopeDimsFull/2)
 	for t, tok := range toks {
-		if err := quant.DequantizeRow(e.m.Embed.Type, e.m.Embed.Row(tok), e.x[t*H:(t+1)*H]); err != nil {
+		if err := quant.DequantizeRow(e.m.Embed.Type, e.m.Embed.rowTo(tok, &e.rowb), e.x[t*H:(t+1)*H]); err != nil {
 			return err
 		}
 		hs, hf := c.RopeDimsSWA/2, c.RopeDimsFull/2

@@ -355,6 +355,25 @@ func TestLlamaCppLogits(t *testing.T) {
 				t.Errorf("%s gelu=%s: top-1 differs at positions %v", c.Name, mode, dis)
 			}
 		}
+		// The interleaved (repacked) layout, whatever the kernel level.
+		if c.Type == "q4_k_m" || c.Type == "q6_k" {
+			mx := randomModel(t, c.Preset, c.Type, c.Seed)
+			repackAll(t, mx)
+			e, _ := NewEngine(mx, Options{GELU: GELUTable, Batch: 16})
+			got, err := e.Eval(context.Background(), seq, LogitsAll)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Close()
+			d, dis := refStats(got, want, c.NVocab, 2*bounds[c.Type][GELUTable])
+			t.Logf("%-22s repacked   max|diff| %.4g", c.Name, d)
+			if d > bounds[c.Type][GELUTable] || len(dis) > 0 {
+				t.Errorf("%s repacked: max |engine - llama.cpp| = %.4g > %.4g, top-1 differs at %v", c.Name, d, bounds[c.Type][GELUTable], dis)
+			}
+			if d0 := maxDiff32(got[:c.NVocab], want[:c.NVocab]); d0 > leadMax[c.Type] {
+				t.Errorf("%s repacked: first position differs by %.3g > %.3g", c.Name, d0, leadMax[c.Type])
+			}
+		}
 		if c.Type == "f32" && !(diffs[GELUTable] < diffs[GELUErf]) {
 			t.Errorf("%s: emulating ggml's GELU table did not bring the engine closer to llama.cpp (%.3g vs erf %.3g)", c.Name, diffs[GELUTable], diffs[GELUErf])
 		}

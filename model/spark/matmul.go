@@ -127,8 +127,9 @@ func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool,
 	}
 	if float && w.Type != quant.F32 {
 		buf = buf[:n]
+		var rb []byte
 		for r := r0; r < r1; r++ {
-			quant.DequantizeRow(w.Type, w.Row(r), buf)
+			quant.DequantizeRow(w.Type, w.rowTo(r, &rb), buf)
 			for t := 0; t < B; t++ {
 				out[t*ldo+r] = kernels.DotF32(buf, a.x[t*n:(t+1)*n])
 			}
@@ -152,10 +153,18 @@ func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool,
 		case quant.Q4_0:
 			kernels.MatVecQ4_0(wd, rows, a.q80, o)
 		case quant.Q4_K:
+			if w.x8 {
+				kernels.MatVecQ4Kx8(wd, rows, a.q8k, o)
+				return
+			}
 			kernels.MatVecQ4K(wd, rows, a.q8k, o)
 		case quant.Q5_K:
 			kernels.MatVecQ5K(wd, rows, a.q8k, o)
 		case quant.Q6_K:
+			if w.x8 {
+				kernels.MatVecQ6Kx8(wd, rows, a.q8k, o)
+				return
+			}
 			kernels.MatVecQ6K(wd, rows, a.q8k, o)
 		}
 		return
@@ -173,10 +182,18 @@ func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool,
 	case quant.Q4_0:
 		kernels.MatMulQ4_0(wd, rows, a.q80, B, o, ldo)
 	case quant.Q4_K:
+		if w.x8 {
+			kernels.MatMulQ4Kx8(wd, rows, a.q8k, B, o, ldo)
+			return
+		}
 		kernels.MatMulQ4K(wd, rows, a.q8k, B, o, ldo)
 	case quant.Q5_K:
 		kernels.MatMulQ5K(wd, rows, a.q8k, B, o, ldo)
 	case quant.Q6_K:
+		if w.x8 {
+			kernels.MatMulQ6Kx8(wd, rows, a.q8k, B, o, ldo)
+			return
+		}
 		kernels.MatMulQ6K(wd, rows, a.q8k, B, o, ldo)
 	}
 }

@@ -3,8 +3,11 @@ package spark
 import (
 	"fmt"
 	"os"
+	"sync"
+	"sync/atomic"
 
 	"github.com/droidgo/droidgo/model/gguf"
+	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/droidgo/droidgo/model/quant"
 )
 
@@ -17,10 +20,31 @@ type Weight struct {
 	Rows     int
 	Data     []byte
 	rowBytes int
+	// x8: Data is in the interleaved layout of kernels.Repack (8-row
+	// groups), not the file's.
+	x8 bool
 }
 
-// Row returns the encoded bytes of row r.
-func (w *Weight) Row(r int) []byte { return w.Data[r*w.rowBytes : (r+1)*w.rowBytes] }
+// Row returns the encoded bytes of row r in the file's layout (a copy when
+// the weight has been repacked).
+func (w *Weight) Row(r int) []byte {
+	var buf []byte
+	return w.rowTo(r, &buf)
+}
+
+// rowTo is Row, writing a repacked weight's row into *buf (grown if short)
+// so that a caller can reuse one buffer; a plain row is a view of Data.
+func (w *Weight) rowTo(r int, buf *[]byte) []byte {
+	if !w.x8 {
+		return w.Data[r*w.rowBytes : (r+1)*w.rowBytes]
+	}
+	*buf = grow(*buf, w.rowBytes)
+	kernels.RepackedRow(w.Type, *buf, w.Data, r, w.Cols)
+	return *buf
+}
+
+// Interleaved reports whether the weight has been repacked into 8-row groups.
+func (w *Weight) Interleaved() bool { return w.x8 }
 
 // Layer holds the weights of one transformer block.
 type Layer struct {
@@ -51,7 +75,13 @@ type Model struct {
 	close   func() error
 	// mapped: the weights are views of a read-only file mapping (GGUF
 	// opened by path), whose pages Preload may release.
-	mapped bool
+	mapped    bool
+	preloaded bool
+	// evalMu is read-locked by every forward pass; adopt takes it to swap
+	// repacked weights in between passes.
+	evalMu  sync.RWMutex
+	pending atomic.Bool // repacked weights wait for adopt
+	rp      *repacker
 }
 
 // TensorInfo describes one tensor of the model file.
@@ -67,12 +97,16 @@ func (m *Model) Tensors() []TensorInfo { return m.tensors }
 
 // Close releases the model's file mappings.
 func (m *Model) Close() error {
+	err := m.stopRepack()
 	if m.close == nil {
-		return nil
+		return err
 	}
 	c := m.close
 	m.close = nil
-	return c()
+	if e := c(); err == nil {
+		err = e
+	}
+	return err
 }
 
 // Open loads a GGUF file or an HF checkpoint directory.

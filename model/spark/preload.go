@@ -2,7 +2,11 @@ package spark
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"unsafe"
+
+	"github.com/droidgo/droidgo/model/kernels"
 )
 
 // weights returns pointers to every weight matrix of the model (the tied
@@ -23,10 +27,37 @@ func (m *Model) weights() []*Weight {
 // (with transparent huge pages requested on Linux) and releases the file
 // pages from this process, returning the bytes copied. Reading weights from
 // 4 KiB page-cache pages costs a TLB miss every 4 KiB, which on some
-// machines halves the decode speed; anonymous huge pages avoid it at the
-// price of a copy at load (about 0.3 s per GB from a warm page cache) and
-// memory that is no longer shared with other processes.
+// machines slows decoding by 10 %; anonymous huge pages avoid it at the
+// price of a copy at load (page faults of fresh memory, 1-2 s per GB on a
+// VM) and memory that is no longer shared with other processes.
 func (m *Model) Preload() (int64, error) {
+	if m.rp != nil {
+		return 0, fmt.Errorf("preload weights: they are being repacked")
+	}
+	if m.preloaded {
+		return 0, nil
+	}
+	return m.preload()
+}
+
+// moved is a weight's new home.
+type moved struct {
+	w  *Weight
+	nd []byte
+	x8 bool
+}
+
+// piece is a range of rows of one weight copied by one worker.
+type piece struct {
+	*moved
+	r0, r1 int
+}
+
+// pieceBytes bounds a piece so that the workers share big matrices and the
+// file pages are released soon after they are copied.
+const pieceBytes = 4 << 20
+
+func (m *Model) preload() (int64, error) {
 	ws := m.weights()
 	var total int
 	for _, w := range ws {
@@ -39,19 +70,53 @@ func (m *Model) Preload() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("preload weights: %w", err)
 	}
+	var pieces []piece
+	mv := make([]moved, len(ws))
 	off := 0
-	for _, w := range ws {
+	for i, w := range ws {
 		n := len(w.Data)
-		nd := buf[off : off+n : off+n]
-		copy(nd, w.Data)
-		if m.mapped {
-			releasePages(w.Data)
-		}
-		if unsafe.SliceData(m.Output.Data) == unsafe.SliceData(w.Data) {
-			m.Output.Data = nd
-		}
-		w.Data = nd
+		mv[i] = moved{w: w, nd: buf[off : off+n : off+n]}
 		off += (n + 63) &^ 63
+		step := w.Rows
+		if w.rowBytes > 0 {
+			step = max(kernels.Interleave, pieceBytes/w.rowBytes&^(kernels.Interleave-1))
+		}
+		for r := 0; r < w.Rows; r += step {
+			pieces = append(pieces, piece{&mv[i], r, min(w.Rows, r+step)})
+		}
+	}
+	// Page faults of the fresh memory dominate, and they scale with threads.
+	var next int
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(pieces)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(pieces) {
+					return
+				}
+				p := pieces[i]
+				rb := p.w.rowBytes
+				src, dst := p.w.Data[p.r0*rb:p.r1*rb], p.nd[p.r0*rb:p.r1*rb]
+				copy(dst, src)
+				if m.mapped {
+					releasePages(src)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, d := range mv {
+		if unsafe.SliceData(m.Output.Data) == unsafe.SliceData(d.w.Data) {
+			m.Output.Data = d.nd // the tied head
+		}
+		d.w.Data = d.nd
 	}
 	prev := m.close
 	m.close = func() error {
@@ -63,5 +128,6 @@ func (m *Model) Preload() (int64, error) {
 		}
 		return err
 	}
+	m.preloaded = true
 	return int64(total), nil
 }

@@ -1,6 +1,7 @@
 package spark
 
 import (
+	"context"
 	"testing"
 )
 
@@ -38,5 +39,22 @@ func TestPreloadSameLogits(t *testing.T) {
 		if err := m2.Close(); err != nil {
 			t.Errorf("close: %v", err)
 		}
+	}
+}
+
+// repackAll interleaves every matrix that has an interleaved layout, whether
+// or not the kernel level has a faster kernel for it, and installs them.
+func repackAll(t testing.TB, m *Model) {
+	t.Helper()
+	n, err := m.startRepack(m.canInterleave)
+	if err == nil {
+		err = m.WaitRepack(context.Background())
+	}
+	if err != nil || n == 0 {
+		t.Fatalf("repack: %d bytes, %v", n, err)
+	}
+	m.adopt()
+	if !m.Embed.x8 || !m.Layers[0].FFNUp.x8 {
+		t.Fatalf("repack: weights not installed (embed %v, ffn_up %v)", m.Embed.x8, m.Layers[0].FFNUp.x8)
 	}
 }

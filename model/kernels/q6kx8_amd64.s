@@ -1,0 +1,175 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Kernels for the interleaved Q6_K layout (repack.go): 8 rows per group,
+// each 32-byte load holding 4 consecutive ql (or qh) bytes of every row.
+
+DATA x6b0f<>+0(SB)/4, $0x0f0f0f0f
+GLOBL x6b0f<>(SB), RODATA|NOPTR, $4
+DATA x6b30<>+0(SB)/4, $0x30303030
+GLOBL x6b30<>(SB), RODATA|NOPTR, $4
+
+// x6il interleaves two 8-byte halves: [a0 b0 a1 b1 ... a7 b7].
+DATA x6il<>+0(SB)/8, $0x0b030a0209010800
+DATA x6il<>+8(SB)/8, $0x0f070e060d050c04
+GLOBL x6il<>(SB), RODATA|NOPTR, $16
+
+// Q6KX8_UNPACK(o): the 6-bit quants (0..63) of step o of the group block at
+// SI, 4 per row for 8 rows: Y3 = q1 (weights l), Y8 = q2 (l+32), Y0 = q3
+// (l+64), Y1 = q4 (l+96). Y15 = 0x0f bytes, Y14 = 0x30. 16-bit shifts move
+// bits across bytes only where the masks clear them.
+#define Q6KX8_UNPACK(o) \
+	VMOVDQU (o)(SI), Y0 \
+	VMOVDQU ((o)+32)(SI), Y1 \
+	VMOVDQU ((o)+64)(SI), Y2 \
+	VPAND Y15, Y0, Y3 \
+	VPSLLW $4, Y2, Y7 \
+	VPAND Y14, Y7, Y7 \
+	VPOR Y7, Y3, Y3 \
+	VPAND Y15, Y1, Y8 \
+	VPSLLW $2, Y2, Y7 \
+	VPAND Y14, Y7, Y7 \
+	VPOR Y7, Y8, Y8 \
+	VPSRLW $4, Y0, Y0 \
+	VPAND Y15, Y0, Y0 \
+	VPAND Y14, Y2, Y7 \
+	VPOR Y7, Y0, Y0 \
+	VPSRLW $4, Y1, Y1 \
+	VPAND Y15, Y1, Y1 \
+	VPSRLW $2, Y2, Y2 \
+	VPAND Y14, Y2, Y2 \
+	VPOR Y2, Y1, Y1
+
+// Q6KX8_FIRST(n, i) / Q6KX8_NEXT(n, i): step i of half n, products as
+// 16-bit words set into (FIRST) or added to (NEXT) Y4, Y5, Y6, Y10. Two
+// steps fit: 2 x 2 x 63 x 127 < 2^15 (Q8_K quants are in [-127, 127]).
+#define Q6KX8_FIRST(n, i) \
+	Q6KX8_UNPACK(144+768*(n)+96*(i)) \
+	VPBROADCASTD (4+128*(n)+4*(i))(DI), Y7 \
+	VPMADDUBSW Y7, Y3, Y4 \
+	VPBROADCASTD (36+128*(n)+4*(i))(DI), Y7 \
+	VPMADDUBSW Y7, Y8, Y5 \
+	VPBROADCASTD (68+128*(n)+4*(i))(DI), Y7 \
+	VPMADDUBSW Y7, Y0, Y6 \
+	VPBROADCASTD (100+128*(n)+4*(i))(DI), Y7 \
+	VPMADDUBSW Y7, Y1, Y10
+
+#define Q6KX8_NEXT(n, i) \
+	Q6KX8_UNPACK(144+768*(n)+96*(i)) \
+	VPBROADCASTD (4+128*(n)+4*(i))(DI), Y7 \
+	VPMADDUBSW Y7, Y3, Y3 \
+	VPADDW Y3, Y4, Y4 \
+	VPBROADCASTD (36+128*(n)+4*(i))(DI), Y7 \
+	VPMADDUBSW Y7, Y8, Y8 \
+	VPADDW Y8, Y5, Y5 \
+	VPBROADCASTD (68+128*(n)+4*(i))(DI), Y7 \
+	VPMADDUBSW Y7, Y0, Y0 \
+	VPADDW Y0, Y6, Y6 \
+	VPBROADCASTD (100+128*(n)+4*(i))(DI), Y7 \
+	VPMADDUBSW Y7, Y1, Y1 \
+	VPADDW Y1, Y10, Y10
+
+// Q6KX8_SCALE(s, slot): the int8 scales s of the 8 rows as words
+// [s_r, s_r] (row r's two product words) at slot(SP).
+#define Q6KX8_SCALE(s, slot) \
+	VMOVQ (16+8*(s))(SI), X0 \
+	VPUNPCKLBW X0, X0, X0 \
+	VPMOVSXBW X0, Y0 \
+	VMOVDQU Y0, (slot)(SP)
+
+// Q6KX8_APPLY: Y12 += the four 16-bit sums times their scales.
+#define Q6KX8_APPLY \
+	VPMADDWD 0(SP), Y4, Y4 \
+	VPMADDWD 32(SP), Y5, Y5 \
+	VPMADDWD 64(SP), Y6, Y6 \
+	VPMADDWD 96(SP), Y10, Y10 \
+	VPADDD Y4, Y5, Y5 \
+	VPADDD Y6, Y10, Y10 \
+	VPADDD Y5, Y12, Y12 \
+	VPADDD Y10, Y12, Y12
+
+// Q6KX8_GROUP(n, is): the 16-weight scale groups 8n+is+{0,2,4,6}, steps
+// 4is..4is+3 of half n.
+#define Q6KX8_GROUP(n, is) \
+	Q6KX8_SCALE(8*(n)+(is), 0) \
+	Q6KX8_SCALE(8*(n)+(is)+2, 32) \
+	Q6KX8_SCALE(8*(n)+(is)+4, 64) \
+	Q6KX8_SCALE(8*(n)+(is)+6, 96) \
+	Q6KX8_FIRST(n, 4*(is)) \
+	Q6KX8_NEXT(n, 4*(is)+1) \
+	Q6KX8_APPLY \
+	Q6KX8_FIRST(n, 4*(is)+2) \
+	Q6KX8_NEXT(n, 4*(is)+3) \
+	Q6KX8_APPLY
+
+// Q6KX8_CORR(s): Y1 = sc_s[r]*bsum_s + sc_s+1[r]*bsum_s+1 per row (s even):
+// the scale group s is exactly the activation's 16-sum s.
+#define Q6KX8_CORR(s) \
+	VMOVDQU (16+8*(s))(SI), X1 \
+	VPSHUFB x6il<>(SB), X1, X1 \
+	VPMOVSXBW X1, Y1 \
+	VPBROADCASTD (260+2*(s))(DI), Y2 \
+	VPMADDWD Y2, Y1, Y1
+
+// func q6kx8AVX2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
+//
+// The quants are used unsigned (0..63) and the -32 offset is removed once
+// per block as 32 * sum(scale * bsum). Frame: four scale vectors.
+TEXT ·q6kx8AVX2(SB), NOSPLIT, $128-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), R13
+	MOVQ groups+24(FP), DX
+	MOVQ out+32(FP), R8
+	VPBROADCASTD x6b0f<>(SB), Y15
+	VPBROADCASTD x6b30<>(SB), Y14
+
+x6group:
+	MOVQ R13, DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y13, Y13, Y13
+
+x6block:
+	Q6KX8_CORR(0)
+	VMOVDQA Y1, Y11
+	Q6KX8_CORR(2)
+	VPADDD Y1, Y11, Y11
+	Q6KX8_CORR(4)
+	VPADDD Y1, Y11, Y11
+	Q6KX8_CORR(6)
+	VPADDD Y1, Y11, Y11
+	Q6KX8_CORR(8)
+	VPADDD Y1, Y11, Y11
+	Q6KX8_CORR(10)
+	VPADDD Y1, Y11, Y11
+	Q6KX8_CORR(12)
+	VPADDD Y1, Y11, Y11
+	Q6KX8_CORR(14)
+	VPADDD Y1, Y11, Y11
+	VPSLLD $5, Y11, Y11
+	VPXOR Y12, Y12, Y12
+	VPSUBD Y11, Y12, Y12
+
+	Q6KX8_GROUP(0, 0)
+	Q6KX8_GROUP(0, 1)
+	Q6KX8_GROUP(1, 0)
+	Q6KX8_GROUP(1, 1)
+
+	// out += d*D*isum, 8 rows at once.
+	VBROADCASTSS 0(DI), Y1
+	VCVTPH2PS 0(SI), Y0
+	VMULPS Y1, Y0, Y0
+	VCVTDQ2PS Y12, Y12
+	VFMADD231PS Y12, Y0, Y13
+
+	ADDQ $1680, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  x6block
+
+	VMOVUPS Y13, (R8)
+	ADDQ $32, R8
+	DECQ DX
+	JNZ  x6group
+	VZEROUPPER
+	RET

@@ -1,0 +1,206 @@
+package kernels
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/droidgo/droidgo/model/quant"
+)
+
+var x8Kernels = []struct {
+	typ quant.Type
+	mv  func([]byte, int, []quant.BlockQ8K, []float32)
+	mm  func([]byte, int, []quant.BlockQ8K, int, []float32, int)
+	ref func([]byte, []quant.BlockQ8K) float32
+}{
+	{quant.Q4_K, MatVecQ4Kx8, MatMulQ4Kx8, quant.DotQ4K},
+	{quant.Q6_K, MatVecQ6Kx8, MatMulQ6Kx8, quant.DotQ6K},
+}
+
+func repacked(t *testing.T, typ quant.Type, w []byte, rows, cols int) []byte {
+	t.Helper()
+	x := make([]byte, len(w)+1)[1:] // unaligned, like the plain matrices
+	if err := Repack(typ, x, w, rows, cols); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// Every row comes back byte for byte, and the layout really moves bytes.
+func TestRepackRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, k := range x8Kernels {
+		lay := layouts[k.typ]
+		for _, c := range []struct{ rows, nb int }{{8, 1}, {16, 3}, {24, 26}} {
+			w := makeWeights(r, lay, c.nb, c.rows, modeNormal)
+			x := repacked(t, k.typ, w, c.rows, c.nb*256)
+			if bytes.Equal(x, w) {
+				t.Fatalf("%v: repacked matrix equals the plain one", k.typ)
+			}
+			rb := c.nb * lay.bs
+			row := make([]byte, rb)
+			for i := 0; i < c.rows; i++ {
+				RepackedRow(k.typ, row, x, i, c.nb*256)
+				if !bytes.Equal(row, w[i*rb:(i+1)*rb]) {
+					t.Fatalf("%v %dx%d: row %d differs after the round trip", k.typ, c.rows, c.nb*256, i)
+				}
+			}
+		}
+	}
+}
+
+func TestRepackRejectsBadShapes(t *testing.T) {
+	src := make([]byte, 8*quant.BlockQ4_KSize)
+	for _, c := range []struct {
+		typ        quant.Type
+		rows, cols int
+		dst        int
+	}{
+		{quant.Q8_0, 8, 256, len(src)},     // no interleaved layout
+		{quant.Q4_K, 4, 512, len(src)},     // not a whole group
+		{quant.Q4_K, 8, 128, len(src)},     // not whole blocks
+		{quant.Q4_K, 8, 256, len(src) - 1}, // short destination
+		{quant.Q4_K, 16, 256, len(src)},    // short source
+	} {
+		if err := Repack(c.typ, make([]byte, c.dst), src, c.rows, c.cols); err == nil {
+			t.Errorf("Repack(%v, %d x %d, dst %d) succeeded", c.typ, c.rows, c.cols, c.dst)
+		}
+	}
+}
+
+// The interleaved kernels equal the plain reference row by row, in every
+// scale mode, at every level (the generic level runs the x8 reference).
+func TestMatVecX8(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(23, 24))
+		for _, k := range x8Kernels {
+			lay := layouts[k.typ]
+			for _, mode := range weightModes {
+				if mode == modeExactMin && lay.dminOff < 0 {
+					continue
+				}
+				for _, nb := range blockCounts {
+					for _, rows := range []int{8, 16, 40} {
+						w := makeWeights(r, lay, nb, rows, mode)
+						x := repacked(t, k.typ, w, rows, nb*256)
+						a := makeQ8K(r, nb, mode)
+						acts := q8kFloats(a)
+						out := make([]float32, rows+1)
+						out[rows] = 42
+						k.mv(x, rows, a, out)
+						rb := nb * lay.bs
+						for i := 0; i < rows; i++ {
+							row := w[i*rb : (i+1)*rb]
+							what := fmt.Sprintf("%v x8 %s K=%d rows=%d row %d", k.typ, mode, nb*256, rows, i)
+							check(t, what, out[i], k.ref(row, a), magnitude(t, lay, row, acts), mode == modeExactD || mode == modeExactMin)
+						}
+						if out[rows] != 42 {
+							t.Errorf("%v x8: wrote past rows", k.typ)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// Batched interleaved products over several row tiles and token counts that
+// exercise the 4-token kernels and the one-token tail.
+func TestMatMulX8(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(25, 26))
+		for _, k := range x8Kernels {
+			lay := layouts[k.typ]
+			for _, mode := range []string{modeNormal, modeMax, modeExactD} {
+				for _, c := range []struct{ rows, nb, b int }{{24, 26, 9}, {8, 1, 4}, {16, 8, 7}, {8, 2, 1}} {
+					w := makeWeights(r, lay, c.nb, c.rows, mode)
+					x := repacked(t, k.typ, w, c.rows, c.nb*256)
+					a := make([]quant.BlockQ8K, 0, c.b*c.nb)
+					for range c.b {
+						a = append(a, makeQ8K(r, c.nb, mode)...)
+					}
+					ldo := c.rows + 3
+					out := make([]float32, c.b*ldo)
+					k.mm(x, c.rows, a, c.b, out, ldo)
+					rb := c.nb * lay.bs
+					for tok := 0; tok < c.b; tok++ {
+						at := a[tok*c.nb : (tok+1)*c.nb]
+						for i := 0; i < c.rows; i++ {
+							row := w[i*rb : (i+1)*rb]
+							what := fmt.Sprintf("%v x8 %s rows=%d nb=%d b=%d token %d row %d", k.typ, mode, c.rows, c.nb, c.b, tok, i)
+							check(t, what, out[tok*ldo+i], k.ref(row, at), magnitude(t, lay, row, q8kFloats(at)), mode == modeExactD)
+						}
+						for i := c.rows; i < ldo && tok < c.b-1; i++ {
+							if out[tok*ldo+i] != 0 {
+								t.Fatalf("%v x8: wrote into the output stride gap", k.typ)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestX8RowsMustBeWholeGroups(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("MatVecQ4Kx8 with 12 rows did not panic")
+		}
+	}()
+	MatVecQ4Kx8(make([]byte, 12*quant.BlockQ4_KSize), 12, make([]quant.BlockQ8K, 1), make([]float32, 12))
+}
+
+// BenchmarkMatVecX8 compares the interleaved kernels with the plain ones on
+// the same matrices at the best level (GB/s of weight bytes): an FFN shape
+// streamed from memory and a 128x2048 matrix that stays in L2.
+func BenchmarkMatVecX8(b *testing.B) {
+	r := rand.New(rand.NewPCG(27, 28))
+	for _, k := range x8Kernels {
+		lay := layouts[k.typ]
+		plain := map[quant.Type]func([]byte, int, []quant.BlockQ8K, []float32){quant.Q4_K: MatVecQ4K, quant.Q6_K: MatVecQ6K}[k.typ]
+		for _, sh := range [][2]int{{2048, 6656}, {128, 2048}} {
+			rows, cols := sh[0], sh[1]
+			w := makeWeights(r, lay, cols/256, rows, modeNormal)
+			x := make([]byte, len(w))
+			if err := Repack(k.typ, x, w, rows, cols); err != nil {
+				b.Fatal(err)
+			}
+			a := makeQ8K(r, cols/256, modeNormal)
+			out := make([]float32, rows)
+			for _, v := range []struct {
+				name string
+				w    []byte
+				mv   func([]byte, int, []quant.BlockQ8K, []float32)
+			}{{"plain", w, plain}, {"x8", x, k.mv}} {
+				b.Run(fmt.Sprintf("%v/%dx%d/%s", k.typ, rows, cols, v.name), func(b *testing.B) {
+					b.SetBytes(int64(len(w)))
+					for b.Loop() {
+						v.mv(v.w, rows, a, out)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkRepack measures the load-time cost of interleaving (bytes of
+// matrix per second, one thread, destination already faulted in).
+func BenchmarkRepack(b *testing.B) {
+	r := rand.New(rand.NewPCG(29, 30))
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		const rows, cols = 2048, 2048
+		w := makeWeights(r, layouts[typ], cols/256, rows, modeNormal)
+		x := make([]byte, len(w))
+		b.Run(typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(len(w)))
+			for b.Loop() {
+				if err := Repack(typ, x, w, rows, cols); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,196 @@
+package spark
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/droidgo/droidgo/model/kernels"
+	"github.com/droidgo/droidgo/model/quant"
+)
+
+// Repacking runs in the background: the model is usable at once from the
+// file mapping, one goroutine writes the interleaved copy of each matrix
+// into anonymous memory, and every Eval first installs the matrices that
+// are ready (between forward passes, never during one). So loading stays a
+// matter of milliseconds while decoding reaches the interleaved kernels'
+// speed as soon as the copy is done (about a second for 1 GB).
+type repacker struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	free   func() error
+	bytes  int64
+
+	mu      sync.Mutex
+	ready   []moved // finished, not installed yet
+	err     error
+	elapsed time.Duration
+}
+
+// canInterleave reports whether w has an interleaved layout the engine can
+// use: whole 8-row groups, and row chunks (a head of QKV at most) that
+// never split a group.
+func (m *Model) canInterleave(w *Weight) bool {
+	return !w.x8 && kernels.Repackable(w.Type) && w.Rows%kernels.Interleave == 0 &&
+		w.Cols%quant.QK_K == 0 && m.Config.HeadDim%kernels.Interleave == 0
+}
+
+// StartRepack starts interleaving, in the background, every Q4_K and Q6_K
+// matrix for which this CPU has an interleaved kernel (kernels.RepackPays),
+// whose matrix-vector products are about twice as fast; it returns the
+// bytes that will be repacked (0: nothing to do) without waiting. Each
+// matrix is swapped in by the next Eval of an engine once it is ready, its
+// file pages then released, so memory stays about the file size. Calling
+// it again, or after Preload, does nothing.
+func (m *Model) StartRepack() (int64, error) {
+	return m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && kernels.RepackPays(w.Type) })
+}
+
+// Repack is StartRepack and WaitRepack, with the result installed before
+// it returns.
+func (m *Model) Repack(ctx context.Context) (int64, error) {
+	n, err := m.StartRepack()
+	if err == nil {
+		err = m.WaitRepack(ctx)
+	}
+	m.adopt()
+	return n, err
+}
+
+// WaitRepack waits until a background repack has finished (at once if none
+// was started) and returns its error, if any. The matrices are installed
+// by the next Eval.
+func (m *Model) WaitRepack(ctx context.Context) error {
+	rp := m.rp
+	if rp == nil {
+		return nil
+	}
+	select {
+	case <-rp.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	return rp.err
+}
+
+// RepackStats reports the bytes a background repack covers and, once it is
+// done, how long it took (0 while it runs or when none was started).
+func (m *Model) RepackStats() (bytes int64, took time.Duration) {
+	if m.rp == nil {
+		return 0, 0
+	}
+	m.rp.mu.Lock()
+	defer m.rp.mu.Unlock()
+	return m.rp.bytes, m.rp.elapsed
+}
+
+func (m *Model) startRepack(x8 func(*Weight) bool) (int64, error) {
+	if m.rp != nil || m.preloaded {
+		return 0, nil
+	}
+	var mv []moved
+	total := 0
+	for _, w := range m.weights() {
+		if x8(w) {
+			mv = append(mv, moved{w: w, x8: true})
+			total += (len(w.Data) + 63) &^ 63
+		}
+	}
+	if total == 0 {
+		return 0, nil
+	}
+	buf, free, err := allocAnon(total)
+	if err != nil {
+		return 0, fmt.Errorf("repack weights: %w", err)
+	}
+	off := 0
+	for i := range mv {
+		n := len(mv[i].w.Data)
+		mv[i].nd = buf[off : off+n : off+n]
+		off += (n + 63) &^ 63
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rp := &repacker{cancel: cancel, done: make(chan struct{}), free: free, bytes: int64(total)}
+	m.rp = rp
+	// The goroutine only reads the weights' current Data, which nothing
+	// changes until it hands a matrix over (adopt swaps after that).
+	go func() {
+		defer close(rp.done)
+		start := time.Now()
+		for _, d := range mv {
+			w := d.w
+			rb := w.rowBytes
+			// Pieces keep the goroutine responsive to Close.
+			step := max(kernels.Interleave, pieceBytes/rb&^(kernels.Interleave-1))
+			for r := 0; r < w.Rows; r += step {
+				if ctx.Err() != nil {
+					return
+				}
+				r1 := min(w.Rows, r+step)
+				src := w.Data[r*rb : r1*rb]
+				if err := kernels.Repack(w.Type, d.nd[r*rb:r1*rb], src, r1-r, w.Cols); err != nil {
+					rp.mu.Lock()
+					rp.err = fmt.Errorf("repack %s: %w", w.Name, err)
+					rp.mu.Unlock()
+					return
+				}
+				// Dropping the file pages from this process keeps the
+				// resident memory at about the file size; an engine still
+				// reading them before adopt faults them back in from the
+				// page cache.
+				if m.mapped {
+					releasePages(src)
+				}
+			}
+			rp.mu.Lock()
+			rp.ready = append(rp.ready, d)
+			rp.mu.Unlock()
+			m.pending.Store(true)
+		}
+		rp.mu.Lock()
+		rp.elapsed = time.Since(start)
+		rp.mu.Unlock()
+	}()
+	return int64(total), nil
+}
+
+// adopt installs the repacked matrices that are ready, if no engine is
+// inside a forward pass (it tries again at the next Eval otherwise).
+func (m *Model) adopt() {
+	if !m.pending.Load() || !m.evalMu.TryLock() {
+		return
+	}
+	defer m.evalMu.Unlock()
+	rp := m.rp
+	rp.mu.Lock()
+	ready := rp.ready
+	rp.ready = nil
+	m.pending.Store(false)
+	rp.mu.Unlock()
+	for _, d := range ready {
+		old := d.w.Data
+		if unsafe.SliceData(m.Output.Data) == unsafe.SliceData(old) {
+			m.Output.Data, m.Output.x8 = d.nd, true // the tied head
+		}
+		d.w.Data, d.w.x8 = d.nd, true
+		if m.mapped {
+			releasePages(old) // whatever an Eval faulted back in
+		}
+	}
+}
+
+// stopRepack stops a background repack and frees its memory; for Close.
+func (m *Model) stopRepack() error {
+	rp := m.rp
+	if rp == nil {
+		return nil
+	}
+	rp.cancel()
+	<-rp.done
+	m.rp = nil
+	return rp.free()
+}
