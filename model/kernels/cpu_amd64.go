@@ -39,6 +39,12 @@ var avx2Table = table{
 	q6kx8: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
 		q6kx8AVX2(&w[0], &a[0], len(a), rows/Interleave, &out[0])
 	},
+	q4kx84: func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
+		q4kx8AVX2x4(&w[0], &a[0], len(a)/4, rows/Interleave, &out[0], ldo)
+	},
+	q6kx84: func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
+		q6kx8AVX2x4(&w[0], &a[0], len(a)/4, rows/Interleave, &out[0], ldo)
+	},
 	q80: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 		q80AVX2(&w[0], &a[0], len(a), rows, &out[0])
 	},
@@ -118,3 +124,9 @@ func q4kx8AVX2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
 
 //go:noescape
 func q6kx8AVX2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
+
+//go:noescape
+func q4kx8AVX2x4(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32, ldo int)
+
+//go:noescape
+func q6kx8AVX2x4(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32, ldo int)

@@ -173,3 +173,168 @@ x6block:
 	JNZ  x6group
 	VZEROUPPER
 	RET
+
+// The 4-token kernel (prefill): each step is unpacked once for 4
+// activation vectors (blocks at DI, AX, BX, R12); with 4 tokens the 16-bit
+// sums cannot stay in registers, so every product is scaled at once into
+// the tokens' 32-bit sums Y4-Y7. Float sums in Y10-Y13. Frame: 0-127 the
+// current scale vectors, 128-383 the scale pair words of the correction.
+
+// Q6KX8X4_UNPACK(o): q1 = Y3, q2 = Y9, q3 = Y0, q4 = Y1 (see Q6KX8_UNPACK).
+#define Q6KX8X4_UNPACK(o) \
+	VMOVDQU (o)(SI), Y0 \
+	VMOVDQU ((o)+32)(SI), Y1 \
+	VMOVDQU ((o)+64)(SI), Y2 \
+	VPAND Y15, Y0, Y3 \
+	VPSLLW $4, Y2, Y8 \
+	VPAND Y14, Y8, Y8 \
+	VPOR Y8, Y3, Y3 \
+	VPSRLW $4, Y0, Y0 \
+	VPAND Y15, Y0, Y0 \
+	VPAND Y14, Y2, Y8 \
+	VPOR Y8, Y0, Y0 \
+	VPAND Y15, Y1, Y9 \
+	VPSLLW $2, Y2, Y8 \
+	VPAND Y14, Y8, Y8 \
+	VPOR Y8, Y9, Y9 \
+	VPSRLW $4, Y1, Y1 \
+	VPAND Y15, Y1, Y1 \
+	VPSRLW $2, Y2, Y2 \
+	VPAND Y14, Y2, Y2 \
+	VPOR Y2, Y1, Y1
+
+#define Q6KX8X4_TOK(n, i, P, ACC) \
+	VPBROADCASTD (4+128*(n)+4*(i))(P), Y2 \
+	VPMADDUBSW Y2, Y3, Y2 \
+	VPMADDWD 0(SP), Y2, Y2 \
+	VPADDD Y2, ACC, ACC \
+	VPBROADCASTD (36+128*(n)+4*(i))(P), Y8 \
+	VPMADDUBSW Y8, Y9, Y8 \
+	VPMADDWD 32(SP), Y8, Y8 \
+	VPADDD Y8, ACC, ACC \
+	VPBROADCASTD (68+128*(n)+4*(i))(P), Y2 \
+	VPMADDUBSW Y2, Y0, Y2 \
+	VPMADDWD 64(SP), Y2, Y2 \
+	VPADDD Y2, ACC, ACC \
+	VPBROADCASTD (100+128*(n)+4*(i))(P), Y8 \
+	VPMADDUBSW Y8, Y1, Y8 \
+	VPMADDWD 96(SP), Y8, Y8 \
+	VPADDD Y8, ACC, ACC
+
+#define Q6KX8X4_STEP(n, i) \
+	Q6KX8X4_UNPACK(144+768*(n)+96*(i)) \
+	Q6KX8X4_TOK(n, i, DI, Y4) \
+	Q6KX8X4_TOK(n, i, AX, Y5) \
+	Q6KX8X4_TOK(n, i, BX, Y6) \
+	Q6KX8X4_TOK(n, i, R12, Y7)
+
+#define Q6KX8X4_GROUP(n, is) \
+	Q6KX8_SCALE(8*(n)+(is), 0) \
+	Q6KX8_SCALE(8*(n)+(is)+2, 32) \
+	Q6KX8_SCALE(8*(n)+(is)+4, 64) \
+	Q6KX8_SCALE(8*(n)+(is)+6, 96) \
+	Q6KX8X4_STEP(n, 4*(is)) \
+	Q6KX8X4_STEP(n, 4*(is)+1) \
+	Q6KX8X4_STEP(n, 4*(is)+2) \
+	Q6KX8X4_STEP(n, 4*(is)+3)
+
+// Q6KX8X4_PAIR(s): the words [sc_s[r], sc_s+1[r]] at 128+16s(SP) (s even).
+#define Q6KX8X4_PAIR(s) \
+	VMOVDQU (16+8*(s))(SI), X8 \
+	VPSHUFB x6il<>(SB), X8, X8 \
+	VPMOVSXBW X8, Y8 \
+	VMOVDQU Y8, (128+16*(s))(SP)
+
+#define Q6KX8X4_CTERM(s, P, ACC) \
+	VPBROADCASTD (260+2*(s))(P), Y2 \
+	VPMADDWD (128+16*(s))(SP), Y2, Y2 \
+	VPADDD Y2, ACC, ACC
+
+// Q6KX8X4_CORR(P, ACC): ACC = -32 * sum_s sc_s * bsum_s for the token at P.
+#define Q6KX8X4_CORR(P, ACC) \
+	VPBROADCASTD 260(P), Y2 \
+	VPMADDWD 128(SP), Y2, ACC \
+	Q6KX8X4_CTERM(2, P, ACC) \
+	Q6KX8X4_CTERM(4, P, ACC) \
+	Q6KX8X4_CTERM(6, P, ACC) \
+	Q6KX8X4_CTERM(8, P, ACC) \
+	Q6KX8X4_CTERM(10, P, ACC) \
+	Q6KX8X4_CTERM(12, P, ACC) \
+	Q6KX8X4_CTERM(14, P, ACC) \
+	VPSLLD $5, ACC, ACC \
+	VPXOR Y8, Y8, Y8 \
+	VPSUBD ACC, Y8, ACC
+
+// Q6KX8X4_FINISH(P, ACC, FACC): FACC += d*D*isum, d in Y3.
+#define Q6KX8X4_FINISH(P, ACC, FACC) \
+	VCVTDQ2PS ACC, ACC \
+	VBROADCASTSS (P), Y2 \
+	VMULPS Y3, Y2, Y2 \
+	VFMADD231PS ACC, Y2, FACC
+
+// func q6kx8AVX2x4(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32, ldo int)
+TEXT ·q6kx8AVX2x4(SB), NOSPLIT, $384-48
+	MOVQ w+0(FP), SI
+	MOVQ nb+16(FP), R9
+	IMULQ $292, R9
+	MOVQ groups+24(FP), DX
+	MOVQ out+32(FP), R8
+	MOVQ ldo+40(FP), R11
+	SHLQ $2, R11
+	VPBROADCASTD x6b0f<>(SB), Y15
+	VPBROADCASTD x6b30<>(SB), Y14
+
+x6x4group:
+	MOVQ a+8(FP), DI
+	LEAQ (DI)(R9*1), AX
+	LEAQ (DI)(R9*2), BX
+	LEAQ (AX)(R9*2), R12
+	MOVQ nb+16(FP), CX
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+
+x6x4block:
+	Q6KX8X4_PAIR(0)
+	Q6KX8X4_PAIR(2)
+	Q6KX8X4_PAIR(4)
+	Q6KX8X4_PAIR(6)
+	Q6KX8X4_PAIR(8)
+	Q6KX8X4_PAIR(10)
+	Q6KX8X4_PAIR(12)
+	Q6KX8X4_PAIR(14)
+	Q6KX8X4_CORR(DI, Y4)
+	Q6KX8X4_CORR(AX, Y5)
+	Q6KX8X4_CORR(BX, Y6)
+	Q6KX8X4_CORR(R12, Y7)
+
+	Q6KX8X4_GROUP(0, 0)
+	Q6KX8X4_GROUP(0, 1)
+	Q6KX8X4_GROUP(1, 0)
+	Q6KX8X4_GROUP(1, 1)
+
+	VCVTPH2PS 0(SI), Y3
+	Q6KX8X4_FINISH(DI, Y4, Y10)
+	Q6KX8X4_FINISH(AX, Y5, Y11)
+	Q6KX8X4_FINISH(BX, Y6, Y12)
+	Q6KX8X4_FINISH(R12, Y7, Y13)
+
+	ADDQ $1680, SI
+	ADDQ $292, DI
+	ADDQ $292, AX
+	ADDQ $292, BX
+	ADDQ $292, R12
+	DECQ CX
+	JNZ  x6x4block
+
+	VMOVUPS Y10, (R8)
+	VMOVUPS Y11, (R8)(R11*1)
+	VMOVUPS Y12, (R8)(R11*2)
+	LEAQ (R8)(R11*2), AX
+	VMOVUPS Y13, (AX)(R11*1)
+	ADDQ $32, R8
+	DECQ DX
+	JNZ  x6x4group
+	VZEROUPPER
+	RET

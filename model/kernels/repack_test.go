@@ -204,3 +204,35 @@ func BenchmarkRepack(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatMulX8 is BenchmarkMatMulK for the interleaved layout: a
+// 16-token batch through a 2048x2048 matrix, GB/s = weight bytes x tokens.
+func BenchmarkMatMulX8(b *testing.B) {
+	const rows, cols, toks = 2048, 2048, 16
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, k := range x8Kernels {
+		w := makeWeights(r, layouts[k.typ], cols/256, rows, modeNormal)
+		x := make([]byte, len(w))
+		if err := Repack(k.typ, x, w, rows, cols); err != nil {
+			b.Fatal(err)
+		}
+		var a []quant.BlockQ8K
+		for range toks {
+			a = append(a, makeQ8K(r, cols/256, modeNormal)...)
+		}
+		out := make([]float32, rows*toks)
+		plain := map[quant.Type]func([]byte, int, []quant.BlockQ8K, int, []float32, int){quant.Q4_K: MatMulQ4K, quant.Q6_K: MatMulQ6K}[k.typ]
+		for _, v := range []struct {
+			name string
+			w    []byte
+			mm   func([]byte, int, []quant.BlockQ8K, int, []float32, int)
+		}{{"plain", w, plain}, {"x8", x, k.mm}} {
+			b.Run(fmt.Sprintf("%v/%s", k.typ, v.name), func(b *testing.B) {
+				b.SetBytes(int64(len(w) * toks))
+				for b.Loop() {
+					v.mm(v.w, rows, a, toks, out, rows)
+				}
+			})
+		}
+	}
+}
