@@ -112,7 +112,7 @@ file's layout); the timed tests start once that is done.
 				return err
 			}
 			if _, took := m.RepackStats(); repacking > 0 && !jsonOut {
-				fmt.Fprintf(g.stderr, "repacked %.0f MB of Q4_K/Q6_K weights in the background in %.2f s\n", float64(repacking)/1e6, took.Seconds())
+				fmt.Fprintf(g.stderr, "moved %.0f MB of weights into huge pages in the background (Q4_K/Q6_K interleaved) in %.2f s\n", float64(repacking)/1e6, took.Seconds())
 			}
 			var logits []float32
 			ctx := g.ctx

@@ -12,7 +12,9 @@ import (
 )
 
 // Weight is a 2-D weight matrix in ggml layout: Rows rows of Cols elements,
-// each row encoded as Type. Data is usually a view into a mapped file.
+// each row encoded as Type. Data is a view into the mapped file, or after
+// Preload or a repack anonymous memory; once Interleaved, it holds the rows
+// in the 8-row layout of kernels.Repack (read rows with Row).
 type Weight struct {
 	Name     string
 	Type     quant.Type

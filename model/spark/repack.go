@@ -39,13 +39,20 @@ func (m *Model) canInterleave(w *Weight) bool {
 
 // StartRepack starts interleaving, in the background, every Q4_K and Q6_K
 // matrix for which this CPU has an interleaved kernel (kernels.RepackPays),
-// whose matrix-vector products are about twice as fast; it returns the
-// bytes that will be repacked (0: nothing to do) without waiting. Each
-// matrix is swapped in by the next Eval of an engine once it is ready, its
-// file pages then released, so memory stays about the file size. Calling
-// it again, or after Preload, does nothing.
+// whose matrix-vector products are about twice as fast; the other matrices
+// of a file mapping are copied as they are, like Preload does, so that all
+// of them get huge pages (decoding Q8_0 measured ~15 % faster). On CPUs
+// without interleaved kernels (arm64 today: phones, where anonymous memory
+// is the first thing the system reclaims) it does nothing. It returns the
+// bytes that will be moved (0: nothing to do) without waiting.
+// Each matrix is swapped in by the next Eval of an engine once it is ready,
+// its file pages then released, so memory stays about the file size.
+// Calling it again, or after Preload, does nothing.
 func (m *Model) StartRepack() (int64, error) {
-	return m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && kernels.RepackPays(w.Type) })
+	if !kernels.RepackPays(quant.Q4_K) && !kernels.RepackPays(quant.Q6_K) {
+		return 0, nil
+	}
+	return m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && kernels.RepackPays(w.Type) }, true)
 }
 
 // Repack is StartRepack and WaitRepack, with the result installed before
@@ -88,20 +95,28 @@ func (m *Model) RepackStats() (bytes int64, took time.Duration) {
 	return m.rp.bytes, m.rp.elapsed
 }
 
-func (m *Model) startRepack(x8 func(*Weight) bool) (int64, error) {
+// startRepack moves the matrices for which x8 is true into the interleaved
+// layout and, if copyRest is set, the others of a file mapping into
+// anonymous memory as they are.
+func (m *Model) startRepack(x8 func(*Weight) bool, copyRest bool) (int64, error) {
 	if m.rp != nil || m.preloaded {
 		return 0, nil
 	}
-	var mv []moved
-	total := 0
+	var mv, rest []moved
 	for _, w := range m.weights() {
 		if x8(w) {
 			mv = append(mv, moved{w: w, x8: true})
-			total += (len(w.Data) + 63) &^ 63
+		} else if copyRest && m.mapped {
+			rest = append(rest, moved{w: w})
 		}
 	}
-	if total == 0 {
+	mv = append(mv, rest...)
+	if len(mv) == 0 {
 		return 0, nil
+	}
+	total := 0
+	for _, d := range mv {
+		total += (len(d.w.Data) + 63) &^ 63
 	}
 	buf, free, err := allocAnon(total)
 	if err != nil {
@@ -131,8 +146,10 @@ func (m *Model) startRepack(x8 func(*Weight) bool) (int64, error) {
 					return
 				}
 				r1 := min(w.Rows, r+step)
-				src := w.Data[r*rb : r1*rb]
-				if err := kernels.Repack(w.Type, d.nd[r*rb:r1*rb], src, r1-r, w.Cols); err != nil {
+				src, dst := w.Data[r*rb:r1*rb], d.nd[r*rb:r1*rb]
+				if !d.x8 {
+					copy(dst, src)
+				} else if err := kernels.Repack(w.Type, dst, src, r1-r, w.Cols); err != nil {
 					rp.mu.Lock()
 					rp.err = fmt.Errorf("repack %s: %w", w.Name, err)
 					rp.mu.Unlock()
@@ -174,9 +191,9 @@ func (m *Model) adopt() {
 	for _, d := range ready {
 		old := d.w.Data
 		if unsafe.SliceData(m.Output.Data) == unsafe.SliceData(old) {
-			m.Output.Data, m.Output.x8 = d.nd, true // the tied head
+			m.Output.Data, m.Output.x8 = d.nd, d.x8 // the tied head
 		}
-		d.w.Data, d.w.x8 = d.nd, true
+		d.w.Data, d.w.x8 = d.nd, d.x8
 		if m.mapped {
 			releasePages(old) // whatever an Eval faulted back in
 		}

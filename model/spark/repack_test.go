@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/droidgo/droidgo/model/kernels"
+	"github.com/droidgo/droidgo/model/quant"
 )
 
 // A background repack changes nothing a caller can see but the speed: an
@@ -32,8 +33,16 @@ func TestBackgroundRepack(t *testing.T) {
 			e1.Close()
 
 			m2 := randomModel(t, "gqa", typ, 7)
-			n, err := m2.startRepack(m2.canInterleave)
-			if err != nil || n == 0 {
+			// In the Q4_K_M file only Q4_K is interleaved: the Q6_K
+			// matrices (the tied embedding among them) are copied as they
+			// are.
+			x8 := m2.canInterleave
+			if typ == "q4_k_m" {
+				x8 = func(w *Weight) bool { return m2.canInterleave(w) && w.Type == quant.Q4_K }
+			}
+			embed := &m2.Embed.Data[0]
+			n, err := m2.startRepack(x8, true)
+			if err != nil || n < m2.WeightBytes()/2 {
 				t.Fatalf("%s: start repack: %d bytes, %v", typ, n, err)
 			}
 			e2, _ := NewEngine(m2, Options{Threads: 2})
@@ -51,7 +60,10 @@ func TestBackgroundRepack(t *testing.T) {
 					t.Fatalf("%s %s: position %d differs by %g", isa, typ, i, d)
 				}
 			}
-			if !m2.Embed.x8 || !m2.Output.x8 || !m2.Layers[3].FFNDown.x8 {
+			if want := typ == "q6_k"; m2.Embed.x8 != want || m2.Output.x8 != want || &m2.Embed.Data[0] == embed || &m2.Output.Data[0] != &m2.Embed.Data[0] {
+				t.Errorf("%s: embedding not moved (interleaved: %v) or the tied head not with it", typ, m2.Embed.x8)
+			}
+			if !m2.Layers[3].FFNUp.x8 {
 				t.Errorf("%s: matrices not swapped in after the wait and an Eval", typ)
 			}
 			if b, took := m2.RepackStats(); b != n || took <= 0 {
@@ -73,7 +85,7 @@ func TestBackgroundRepack(t *testing.T) {
 // Preload refuses to run over a repack.
 func TestCloseDuringRepack(t *testing.T) {
 	m := randomModel(t, "gqa", "q4_k_m", 9)
-	if _, err := m.startRepack(m.canInterleave); err != nil {
+	if _, err := m.startRepack(m.canInterleave, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Preload(); err == nil {
