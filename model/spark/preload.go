@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
-
-	"github.com/droidgo/droidgo/model/kernels"
 )
 
 // weights returns pointers to every weight matrix of the model (the tied
@@ -79,7 +77,7 @@ func (m *Model) preload() (int64, error) {
 		off += (n + 63) &^ 63
 		step := w.Rows
 		if w.rowBytes > 0 {
-			step = max(kernels.Interleave, pieceBytes/w.rowBytes&^(kernels.Interleave-1))
+			step = max(1, pieceBytes/w.rowBytes)
 		}
 		for r := 0; r < w.Rows; r += step {
 			pieces = append(pieces, piece{&mv[i], r, min(w.Rows, r+step)})

@@ -55,17 +55,6 @@ func (m *Model) StartRepack() (int64, error) {
 	return m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && kernels.RepackPays(w.Type) }, true)
 }
 
-// Repack is StartRepack and WaitRepack, with the result installed before
-// it returns.
-func (m *Model) Repack(ctx context.Context) (int64, error) {
-	n, err := m.StartRepack()
-	if err == nil {
-		err = m.WaitRepack(ctx)
-	}
-	m.adopt()
-	return n, err
-}
-
 // WaitRepack waits until a background repack has finished (at once if none
 // was started) and returns its error, if any. The matrices are installed
 // by the next Eval.
@@ -140,7 +129,10 @@ func (m *Model) startRepack(x8 func(*Weight) bool, copyRest bool) (int64, error)
 			w := d.w
 			rb := w.rowBytes
 			// Pieces keep the goroutine responsive to Close.
-			step := max(kernels.Interleave, pieceBytes/rb&^(kernels.Interleave-1))
+			step := w.Rows
+			if rb > 0 {
+				step = max(kernels.Interleave, pieceBytes/rb&^(kernels.Interleave-1))
+			}
 			for r := 0; r < w.Rows; r += step {
 				if ctx.Err() != nil {
 					return
