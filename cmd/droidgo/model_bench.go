@@ -106,16 +106,25 @@ file's layout); the timed tests start once that is done.
 				fmt.Fprintf(g.stderr, "model %s: %d layers, vocab %d; %d threads, kernels %s; loaded in %.3f s\n",
 					args[0], m.Config.Layers, V, e.Threads(), kernels.ISA(), load.Seconds())
 			}
+			// Load to first token: one decode step right after loading,
+			// while the background repack (if any) still runs.
+			ctx := g.ctx
+			t0 := time.Now()
+			logits, err := e.EvalTo(ctx, randToks(1), spark.LogitsLast, nil)
+			if err != nil {
+				return err
+			}
+			if !jsonOut {
+				fmt.Fprintf(g.stderr, "first token %.3f s after the start\n", (load + time.Since(t0)).Seconds())
+			}
 			// The timed tests measure the model as it runs once the
 			// background repack is done (about a second after loading).
-			if err := m.WaitRepack(g.ctx); err != nil {
+			if err := m.WaitRepack(ctx); err != nil {
 				return err
 			}
 			if _, took := m.RepackStats(); repacking > 0 && !jsonOut {
 				fmt.Fprintf(g.stderr, "moved %.0f MB of weights into huge pages in the background (Q4_K/Q6_K interleaved) in %.2f s\n", float64(repacking)/1e6, took.Seconds())
 			}
-			var logits []float32
-			ctx := g.ctx
 			pp := func() (float64, error) {
 				e.Reset()
 				toks := randToks(nPrompt)

@@ -15,26 +15,27 @@ DATA x6il<>+0(SB)/8, $0x0b030a0209010800
 DATA x6il<>+8(SB)/8, $0x0f070e060d050c04
 GLOBL x6il<>(SB), RODATA|NOPTR, $16
 
-// Q6KX8_UNPACK(o): the 6-bit quants (0..63) of step o of the group block at
-// SI, 4 per row for 8 rows: Y3 = q1 (weights l), Y8 = q2 (l+32), Y0 = q3
-// (l+64), Y1 = q4 (l+96). Y15 = 0x0f bytes, Y14 = 0x30. 16-bit shifts move
-// bits across bytes only where the masks clear them.
-#define Q6KX8_UNPACK(o) \
+// Q6KX8_UNPACK(o, Q2, T): the 6-bit quants (0..63) of step o of the group
+// block at SI, 4 per row for 8 rows: Y3 = q1 (weights l), Q2 = q2 (l+32),
+// Y0 = q3 (l+64), Y1 = q4 (l+96); Y2 and T are clobbered. Y15 = 0x0f bytes,
+// Y14 = 0x30. 16-bit shifts move bits across bytes only where the masks
+// clear them.
+#define Q6KX8_UNPACK(o, Q2, T) \
 	VMOVDQU (o)(SI), Y0 \
 	VMOVDQU ((o)+32)(SI), Y1 \
 	VMOVDQU ((o)+64)(SI), Y2 \
 	VPAND Y15, Y0, Y3 \
-	VPSLLW $4, Y2, Y7 \
-	VPAND Y14, Y7, Y7 \
-	VPOR Y7, Y3, Y3 \
-	VPAND Y15, Y1, Y8 \
-	VPSLLW $2, Y2, Y7 \
-	VPAND Y14, Y7, Y7 \
-	VPOR Y7, Y8, Y8 \
+	VPSLLW $4, Y2, T \
+	VPAND Y14, T, T \
+	VPOR T, Y3, Y3 \
+	VPAND Y15, Y1, Q2 \
+	VPSLLW $2, Y2, T \
+	VPAND Y14, T, T \
+	VPOR T, Q2, Q2 \
 	VPSRLW $4, Y0, Y0 \
 	VPAND Y15, Y0, Y0 \
-	VPAND Y14, Y2, Y7 \
-	VPOR Y7, Y0, Y0 \
+	VPAND Y14, Y2, T \
+	VPOR T, Y0, Y0 \
 	VPSRLW $4, Y1, Y1 \
 	VPAND Y15, Y1, Y1 \
 	VPSRLW $2, Y2, Y2 \
@@ -45,7 +46,7 @@ GLOBL x6il<>(SB), RODATA|NOPTR, $16
 // 16-bit words set into (FIRST) or added to (NEXT) Y4, Y5, Y6, Y10. Two
 // steps fit: 2 x 2 x 63 x 127 < 2^15 (Q8_K quants are in [-127, 127]).
 #define Q6KX8_FIRST(n, i) \
-	Q6KX8_UNPACK(144+768*(n)+96*(i)) \
+	Q6KX8_UNPACK(144+768*(n)+96*(i), Y8, Y7) \
 	VPBROADCASTD (4+128*(n)+4*(i))(DI), Y7 \
 	VPMADDUBSW Y7, Y3, Y4 \
 	VPBROADCASTD (36+128*(n)+4*(i))(DI), Y7 \
@@ -56,7 +57,7 @@ GLOBL x6il<>(SB), RODATA|NOPTR, $16
 	VPMADDUBSW Y7, Y1, Y10
 
 #define Q6KX8_NEXT(n, i) \
-	Q6KX8_UNPACK(144+768*(n)+96*(i)) \
+	Q6KX8_UNPACK(144+768*(n)+96*(i), Y8, Y7) \
 	VPBROADCASTD (4+128*(n)+4*(i))(DI), Y7 \
 	VPMADDUBSW Y7, Y3, Y3 \
 	VPADDW Y3, Y4, Y4 \
@@ -180,29 +181,6 @@ x6block:
 // the tokens' 32-bit sums Y4-Y7. Float sums in Y10-Y13. Frame: 0-127 the
 // current scale vectors, 128-383 the scale pair words of the correction.
 
-// Q6KX8X4_UNPACK(o): q1 = Y3, q2 = Y9, q3 = Y0, q4 = Y1 (see Q6KX8_UNPACK).
-#define Q6KX8X4_UNPACK(o) \
-	VMOVDQU (o)(SI), Y0 \
-	VMOVDQU ((o)+32)(SI), Y1 \
-	VMOVDQU ((o)+64)(SI), Y2 \
-	VPAND Y15, Y0, Y3 \
-	VPSLLW $4, Y2, Y8 \
-	VPAND Y14, Y8, Y8 \
-	VPOR Y8, Y3, Y3 \
-	VPSRLW $4, Y0, Y0 \
-	VPAND Y15, Y0, Y0 \
-	VPAND Y14, Y2, Y8 \
-	VPOR Y8, Y0, Y0 \
-	VPAND Y15, Y1, Y9 \
-	VPSLLW $2, Y2, Y8 \
-	VPAND Y14, Y8, Y8 \
-	VPOR Y8, Y9, Y9 \
-	VPSRLW $4, Y1, Y1 \
-	VPAND Y15, Y1, Y1 \
-	VPSRLW $2, Y2, Y2 \
-	VPAND Y14, Y2, Y2 \
-	VPOR Y2, Y1, Y1
-
 #define Q6KX8X4_TOK(n, i, P, ACC) \
 	VPBROADCASTD (4+128*(n)+4*(i))(P), Y2 \
 	VPMADDUBSW Y2, Y3, Y2 \
@@ -222,7 +200,7 @@ x6block:
 	VPADDD Y8, ACC, ACC
 
 #define Q6KX8X4_STEP(n, i) \
-	Q6KX8X4_UNPACK(144+768*(n)+96*(i)) \
+	Q6KX8_UNPACK(144+768*(n)+96*(i), Y9, Y8) \
 	Q6KX8X4_TOK(n, i, DI, Y4) \
 	Q6KX8X4_TOK(n, i, AX, Y5) \
 	Q6KX8X4_TOK(n, i, BX, Y6) \

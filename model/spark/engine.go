@@ -105,6 +105,7 @@ type engine struct {
 	scores [][]float32
 	rowbuf [][]float32
 	rowb   []byte // the embedding row of a repacked Embed
+	kicked bool   // this engine has let the model's background repack start
 	// per-chunk buffers
 	x, h, qkv, gate, att, tmp, fg, fu, ff []float32
 	inH, inAtt, inFF                      acts
@@ -297,6 +298,10 @@ func (e *Engine) EvalTo(ctx context.Context, tokens []int, mode LogitsMode, dst 
 		e.m.evalMu.RLock()
 		err := e.forward(ctx, tokens[start:end], want, lg)
 		e.m.evalMu.RUnlock()
+		if e.m.rp != nil && !e.kicked {
+			e.m.kickRepack()
+			e.kicked = true
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -22,6 +22,11 @@ type repacker struct {
 	done   chan struct{}
 	free   func() error
 	bytes  int64
+	// kick starts the copy: closed after the first forward pass, by
+	// WaitRepack, or after kickAfter, so that the first token (the
+	// "load to first token" latency) does not share the CPU with it.
+	kick   chan struct{}
+	kicked sync.Once
 
 	mu      sync.Mutex
 	ready   []moved // finished, not installed yet
@@ -45,14 +50,27 @@ func (m *Model) canInterleave(w *Weight) bool {
 // without interleaved kernels (arm64 today: phones, where anonymous memory
 // is the first thing the system reclaims) it does nothing. It returns the
 // bytes that will be moved (0: nothing to do) without waiting.
-// Each matrix is swapped in by the next Eval of an engine once it is ready,
-// its file pages then released, so memory stays about the file size.
+// The copy starts after the first forward pass of an engine (so that the
+// first token does not share the CPU with it), and each matrix is swapped
+// in by the next Eval once it is ready; the file pages are released as the
+// copy goes, so memory stays about the file size.
 // Calling it again, or after Preload, does nothing.
 func (m *Model) StartRepack() (int64, error) {
 	if !kernels.RepackPays(quant.Q4_K) && !kernels.RepackPays(quant.Q6_K) {
 		return 0, nil
 	}
 	return m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && kernels.RepackPays(w.Type) }, true)
+}
+
+// kickAfter is how long a background repack waits for the first forward
+// pass before it starts anyway.
+const kickAfter = 2 * time.Second
+
+// kickRepack lets a waiting background repack start.
+func (m *Model) kickRepack() {
+	if rp := m.rp; rp != nil {
+		rp.kicked.Do(func() { close(rp.kick) })
+	}
 }
 
 // WaitRepack waits until a background repack has finished (at once if none
@@ -63,6 +81,7 @@ func (m *Model) WaitRepack(ctx context.Context) error {
 	if rp == nil {
 		return nil
 	}
+	m.kickRepack()
 	select {
 	case <-rp.done:
 	case <-ctx.Done():
@@ -118,12 +137,18 @@ func (m *Model) startRepack(x8 func(*Weight) bool, copyRest bool) (int64, error)
 		off += (n + 63) &^ 63
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	rp := &repacker{cancel: cancel, done: make(chan struct{}), free: free, bytes: int64(total)}
+	rp := &repacker{cancel: cancel, done: make(chan struct{}), free: free, bytes: int64(total), kick: make(chan struct{})}
 	m.rp = rp
 	// The goroutine only reads the weights' current Data, which nothing
 	// changes until it hands a matrix over (adopt swaps after that).
 	go func() {
 		defer close(rp.done)
+		select {
+		case <-rp.kick:
+		case <-time.After(kickAfter):
+		case <-ctx.Done():
+			return
+		}
 		start := time.Now()
 		for _, d := range mv {
 			w := d.w
