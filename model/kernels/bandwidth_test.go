@@ -1,0 +1,65 @@
+package kernels
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/droidgo/droidgo/model/quant"
+)
+
+// BenchmarkStreamRead measures the memory-bandwidth ceiling the decode
+// figures are compared with: every thread streams its own 256 MB matrix
+// (far larger than any cache) through a kernel, all threads at once. "f32"
+// is the plain read rate (MatVecF32 does one FMA per 4 bytes); the others
+// show how close each weight type's kernel comes to it. GB/s counts the
+// bytes of all threads.
+func BenchmarkStreamRead(b *testing.B) {
+	const per = 256 << 20
+	const k = 2048
+	x := make([]float32, k)
+	var q8k [k / 256]quant.BlockQ8K
+	var q80 [k / 32]quant.BlockQ8_0
+	kinds := []struct {
+		name     string
+		rowBytes int
+		mv       func(w []byte, rows int, out []float32)
+	}{
+		{"f32", 4 * k, func(w []byte, rows int, out []float32) { MatVecF32(w, rows, x, out) }},
+		{"bf16", 2 * k, func(w []byte, rows int, out []float32) { MatVecBF16(w, rows, x, out) }},
+		{"q8_0", quant.Q8_0.RowSize(k), func(w []byte, rows int, out []float32) { MatVecQ8_0(w, rows, q80[:], out) }},
+		{"q4_k_x8", quant.Q4_K.RowSize(k), func(w []byte, rows int, out []float32) { MatVecQ4Kx8(w, rows, q8k[:], out) }},
+		{"q6_k_x8", quant.Q6_K.RowSize(k), func(w []byte, rows int, out []float32) { MatVecQ6Kx8(w, rows, q8k[:], out) }},
+	}
+	for _, threads := range []int{1, 2} {
+		for _, kd := range kinds {
+			rows := per / kd.rowBytes &^ 7
+			ws := make([][]byte, threads)
+			outs := make([][]float32, threads)
+			for i := range ws {
+				// Written, so that every page is real memory (untouched
+				// pages all read the kernel's one zero page); bytes below
+				// 0x40 keep float exponents finite.
+				ws[i] = make([]byte, rows*kd.rowBytes)
+				for j := range ws[i] {
+					ws[i][j] = byte(j) & 0x3f
+				}
+				outs[i] = make([]float32, rows)
+			}
+			b.Run(fmt.Sprintf("%s/threads=%d", kd.name, threads), func(b *testing.B) {
+				b.SetBytes(int64(threads * rows * kd.rowBytes))
+				for b.Loop() {
+					var wg sync.WaitGroup
+					for i := range threads {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							kd.mv(ws[i], rows, outs[i])
+						}()
+					}
+					wg.Wait()
+				}
+			})
+		}
+	}
+}
