@@ -27,6 +27,9 @@ var avx2Table = table{
 	q4k4: func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
 		q4kAVX2x4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
 	},
+	q5k: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+		q5kAVX2(&w[0], &a[0], len(a), rows, &out[0])
+	},
 	q6k: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
 		q6kAVX2(&w[0], &a[0], len(a), rows, &out[0])
 	},
@@ -85,6 +88,9 @@ var avx2Table = table{
 
 //go:noescape
 func q4kAVX2(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
+
+//go:noescape
+func q5kAVX2(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
 
 //go:noescape
 func q6kAVX2(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)

@@ -444,3 +444,116 @@ x4block:
 	JNZ x4row
 	VZEROUPPER
 	RET
+
+// Q5_K uses the Q4_K scale shuffles and unpacking above.
+
+DATA q5one<>+0(SB)/4, $0x01010101
+GLOBL q5one<>(SB), RODATA|NOPTR, $4
+
+// One 64-weight sub-block pair j of a Q5_K block: Q4K_SUB with the fifth
+// bit of every quant (bit 2j of qh for the low nibbles, 2j+1 for the high
+// ones; qh in Y8, 0x01 bytes in Y6) added as 16.
+#define Q5K_SUB(j, ACC) \
+	VMOVDQU (48+32*j)(SI), Y10 \
+	VPSRLW $4, Y10, Y11 \
+	VPAND Y15, Y10, Y10 \
+	VPAND Y15, Y11, Y11 \
+	VPSRLW $(2*j), Y8, Y12 \
+	VPAND Y6, Y12, Y12 \
+	VPSLLW $4, Y12, Y12 \
+	VPOR Y12, Y10, Y10 \
+	VPSRLW $(2*j+1), Y8, Y12 \
+	VPAND Y6, Y12, Y12 \
+	VPSLLW $4, Y12, Y12 \
+	VPOR Y12, Y11, Y11 \
+	VPMADDUBSW (4+64*j)(DI), Y10, Y10 \
+	VPMADDUBSW (36+64*j)(DI), Y11, Y11 \
+	VPSHUFB shufK4<>+(64*j)(SB), Y9, Y12 \
+	VPSHUFB shufK4<>+(64*j+32)(SB), Y9, Y14 \
+	VPMADDWD Y12, Y10, Y10 \
+	VPMADDWD Y14, Y11, Y11 \
+	VPADDD Y10, ACC, ACC \
+	VPADDD Y11, ACC, ACC
+
+// func q5kAVX2(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
+//
+// q4kAVX2 for Q5_K blocks (d, dmin, scales[12], qh[32], qs[128]).
+TEXT ·q5kAVX2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), R13
+	MOVQ rows+24(FP), DX
+	MOVQ out+32(FP), R8
+	VPBROADCASTD nib4<>(SB), Y15
+	VPBROADCASTD q5one<>(SB), Y6
+
+q5row:
+	MOVQ R13, DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS X1, X1, X1
+
+q5block:
+	// d*D and dmin*D.
+	VMOVD 0(SI), X2
+	VCVTPH2PS X2, X2
+	VBROADCASTSS 0(DI), X3
+	VMULPS X3, X2, X2
+	VBROADCASTSS X2, Y4
+	VPSHUFD $0x55, X2, X5
+
+	// Unpack the 12 packed bytes into [sc0..sc7, m0..m7] with byte shuffles
+	// and masks (16-bit shifts leak bits across bytes only where the masks
+	// clear them):
+	//   sc0-3 = s0-3 & 63          sc4-7 = (s8-11 & 15) | (s0-3 >> 6) << 4
+	//   m0-3  = s4-7 & 63          m4-7  = (s8-11 >> 4) | (s4-7 >> 6) << 4
+	VMOVDQU 4(SI), X3
+	VPSHUFB k4shA<>(SB), X3, X7
+	VPSHUFB k4shB<>(SB), X3, X8
+	VPSRLW $4, X7, X3
+	VPAND k4m2<>(SB), X3, X3
+	VPAND k4m1<>(SB), X7, X7
+	VPOR X7, X3, X3
+	VPSRLW $2, X8, X8
+	VPAND k4m3<>(SB), X8, X8
+	VPOR X8, X3, X3
+	VPMOVZXBW X3, Y3
+
+	// Mins times the sums of 32 activations.
+	VMOVDQU 260(DI), Y7
+	VEXTRACTI128 $1, Y7, X8
+	VPHADDW X8, X7, X7
+	VEXTRACTI128 $1, Y3, X8
+	VPMADDWD X7, X8, X8
+	VCVTDQ2PS X8, X8
+	VFMADD231PS X8, X5, X1
+
+	VPERMQ $0x44, Y3, Y9
+	VMOVDQU 16(SI), Y8
+	VPXOR Y13, Y13, Y13
+	VPXOR Y7, Y7, Y7
+	Q5K_SUB(0, Y13)
+	Q5K_SUB(1, Y7)
+	Q5K_SUB(2, Y13)
+	Q5K_SUB(3, Y7)
+	VPADDD Y7, Y13, Y13
+	VCVTDQ2PS Y13, Y13
+	VFMADD231PS Y13, Y4, Y0
+
+	ADDQ $176, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q5block
+
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS X2, X0, X0
+	VSUBPS X1, X0, X0
+	VMOVHLPS X0, X0, X2
+	VADDPS X2, X0, X0
+	VPSHUFD $1, X0, X2
+	VADDSS X2, X0, X0
+	VMOVSS X0, (R8)
+	ADDQ $4, R8
+	DECQ DX
+	JNZ  q5row
+	VZEROUPPER
+	RET
