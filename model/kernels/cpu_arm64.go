@@ -10,8 +10,8 @@ import (
 )
 
 // archLevels: "neon" (every arm64 CPU) runs every kernel in plain NEON (the
-// int8 dot products as SMULL+SADALP); "dotprod" replaces the Q4_K, Q6_K and
-// Q8_0 ones with SDOT kernels.
+// int8 dot products as SMULL+SADALP); "dotprod" replaces the Q4_K, Q5_K, Q6_K
+// and Q8_0 ones with SDOT kernels (Q5_K has only the SDOT one).
 func archLevels() []level {
 	ls := []level{{name: "neon", tab: neonTable}}
 	if cpu.ARM64.HasASIMDDP {
@@ -30,6 +30,9 @@ func archLevels() []level {
 		}
 		t.q6k = func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
 			q6kDOT(&w[0], &a[0], len(a), rows, &out[0])
+		}
+		t.q5k = func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+			q5kDOT(&w[0], &a[0], len(a), rows, &out[0])
 		}
 		t.q80 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 			q80DOT(&w[0], &a[0], len(a), rows, &out[0])
@@ -82,6 +85,9 @@ var neonTable = table{
 
 //go:noescape
 func q4kDOT(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
+
+//go:noescape
+func q5kDOT(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
 
 //go:noescape
 func q6kDOT(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
