@@ -61,10 +61,28 @@ var avx2Table = table{
 		f32AVX2(&w[0], &x[0], len(x), rows, &out[0])
 	},
 	f16: func(w []byte, rows int, x []float32, out []float32) {
-		f16AVX2(&w[0], &x[0], len(x), rows, &out[0])
+		n := len(x)
+		if h := rows / 2; h > 0 {
+			f16AVX2h2(&w[0], &x[0], n, h, &out[0])
+		}
+		if r := rows - 1; rows&1 != 0 {
+			f16AVX2(&w[r*2*n], &x[0], n, 1, &out[r])
+		}
 	},
 	bf16: func(w []byte, rows int, x []float32, out []float32) {
-		bf16AVX2(&w[0], &x[0], len(x), rows, &out[0])
+		n := len(x)
+		if h := rows / 2; h > 0 {
+			bf16AVX2h2(&w[0], &x[0], n, h, &out[0])
+		}
+		if r := rows - 1; rows&1 != 0 {
+			bf16AVX2(&w[r*2*n], &x[0], n, 1, &out[r])
+		}
+	},
+	f164: func(w []byte, ws int, x []float32, xs, n, rows int, out []float32, ldo int, acc bool) {
+		f16AVX2x4(&w[0], ws, &x[0], xs, n, rows, &out[0], ldo, acc)
+	},
+	bf164: func(w []byte, ws int, x []float32, xs, n, rows int, out []float32, ldo int, acc bool) {
+		bf16AVX2x4(&w[0], ws, &x[0], xs, n, rows, &out[0], ldo, acc)
 	},
 	q8k: func(x []float32, y []quant.BlockQ8K) {
 		for i := range y {

@@ -48,9 +48,13 @@ type table struct {
 	f32  func(w []byte, rows int, x []float32, out []float32)
 	f16  func(w []byte, rows int, x []float32, out []float32)
 	bf16 func(w []byte, rows int, x []float32, out []float32)
-	dot  func(a, b []float32) float32
-	q8k  func(x []float32, y []quant.BlockQ8K)
-	axpy func(alpha float32, x, y []float32)
+	// f164 and bf164 multiply a panel of rows by 4 activation vectors
+	// (floatx4.go), like q4k4.
+	f164  floatX4
+	bf164 floatX4
+	dot   func(a, b []float32) float32
+	q8k   func(x []float32, y []quant.BlockQ8K)
+	axpy  func(alpha float32, x, y []float32)
 
 	// The interleaved-layout kernels (repack.go); rows is a multiple of 8.
 	// nil means the generic reference (and no repacking by default).
@@ -135,6 +139,12 @@ func use(l level) {
 		}
 		if src.bf16 != nil {
 			dst.bf16 = src.bf16
+		}
+		if src.f164 != nil {
+			dst.f164 = src.f164
+		}
+		if src.bf164 != nil {
+			dst.bf164 = src.bf164
 		}
 		if src.q8k != nil {
 			dst.q8k = src.q8k

@@ -74,13 +74,15 @@ func MatMulF32(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 }
 
 // MatMulF16 is MatMulF32 for F16 weights (x rounded with quant.RoundF16 to
-// match ggml).
+// match ggml). On amd64 and arm64 whole groups of 4 tokens go through kernels
+// that convert each weight once for all 4, over row panels sized for L2
+// (floatx4.go).
 func MatMulF16(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
-	matMul("MatMulF16", w, rows, x, b, out, ldo, 2, MatVecF16, nil)
+	matMulFloat("MatMulF16", w, rows, x, b, out, ldo, 2, MatVecF16, cur.f164)
 }
 
-// MatMulBF16 is MatMulF32 for BF16 weights (x rounded with quant.RoundBF16 to
-// match ggml).
+// MatMulBF16 is MatMulF16 for BF16 weights (x rounded with quant.RoundBF16
+// to match ggml).
 func MatMulBF16(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
-	matMul("MatMulBF16", w, rows, x, b, out, ldo, 2, MatVecBF16, nil)
+	matMulFloat("MatMulBF16", w, rows, x, b, out, ldo, 2, MatVecBF16, cur.bf164)
 }

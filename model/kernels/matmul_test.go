@@ -79,7 +79,8 @@ func TestMatMul(t *testing.T) {
 				x[i] = float32(r.NormFloat64())
 			}
 			compare("BF16", func(out []float32) { MatMulBF16(wf, c.rows, x, c.b, out, ldo) },
-				func(tok int, out []float32) { MatVecBF16(wf, c.rows, x[tok*n:(tok+1)*n], out) }, nil)
+				func(tok int, out []float32) { MatVecBF16(wf, c.rows, x[tok*n:(tok+1)*n], out) },
+				func(tok, row int) float64 { return magFloat(quant.BF16, wf[row*2*n:(row+1)*2*n], x[tok*n:(tok+1)*n]) })
 		}
 	})
 }

@@ -9,9 +9,10 @@ command -v qemu-aarch64-static >/dev/null || { echo "qemu-aarch64-static missing
 bin=$(mktemp /tmp/kernels-arm64.XXXXXX)
 trap 'rm -f "$bin"' EXIT
 (cd "$dir" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go test -c -o "$bin" .)
-DROIDGO_WANT_ISA=dotprod qemu-aarch64-static -cpu max "$bin" -test.run '^Test(MatVec|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)'
-DROIDGO_WANT_ISA=neon qemu-aarch64-static -cpu cortex-a53 "$bin" -test.run '^Test(MatVec|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)'
+DROIDGO_WANT_ISA=dotprod qemu-aarch64-static -cpu max "$bin" -test.short -test.run '^Test(MatVec|MatMul|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)'
+DROIDGO_WANT_ISA=neon qemu-aarch64-static -cpu cortex-a53 "$bin" -test.short -test.run '^Test(MatVec|MatMul|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)'
 if command -v aarch64-linux-gnu-objdump >/dev/null && command -v python3 >/dev/null; then
 	python3 "$dir/testdata/check_words.py" "$dir/kernels_arm64.s"
+	python3 "$dir/testdata/check_words.py" "$dir/floatx4_arm64.s"
 	python3 "$dir/testdata/gen_arm64.py" | cmp - "$dir/kernels_arm64.s"
 fi
