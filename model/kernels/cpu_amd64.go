@@ -49,7 +49,12 @@ var avx2Table = table{
 		q6kx8AVX2x4(&w[0], &a[0], len(a)/4, rows/Interleave, &out[0], ldo)
 	},
 	q80: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
-		q80AVX2(&w[0], &a[0], len(a), rows, &out[0])
+		if h := rows / 2; h > 0 {
+			q80AVX2h2(&w[0], &a[0], len(a), h, &out[0])
+		}
+		if r := rows - 1; rows&1 != 0 {
+			q80AVX2(&w[r*len(a)*quant.BlockQ8_0Size], &a[0], len(a), 1, &out[r])
+		}
 	},
 	q804: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32, ldo int) {
 		q80AVX2x4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
@@ -115,6 +120,9 @@ func q6kAVX2(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
 
 //go:noescape
 func q80AVX2(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)
+
+//go:noescape
+func q80AVX2h2(w *byte, a *quant.BlockQ8_0, nb, half int, out *float32)
 
 //go:noescape
 func q40AVX2(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)

@@ -233,3 +233,91 @@ q80x4block:
 	JNZ q80x4row
 	VZEROUPPER
 	RET
+
+// One Q8_0 block of each stream: rows r (SI) and r+half (SI+R10) against
+// the same activation block (DI), into Y0 and Y1.
+#define Q80_H2_BLOCK(WO, AO) \
+	VMOVDQU (AO+4)(DI), Y3 \
+	VMOVDQU (WO+2)(SI), Y2 \
+	VMOVDQU (WO+2)(SI)(R10*1), Y7 \
+	VPSIGNB Y2, Y2, Y5 \
+	VPSIGNB Y2, Y3, Y4 \
+	VPMADDUBSW Y4, Y5, Y5 \
+	VPMADDWD Y14, Y5, Y5 \
+	VCVTDQ2PS Y5, Y5 \
+	VPSIGNB Y7, Y7, Y8 \
+	VPSIGNB Y7, Y3, Y9 \
+	VPMADDUBSW Y9, Y8, Y8 \
+	VPMADDWD Y14, Y8, Y8 \
+	VCVTDQ2PS Y8, Y8 \
+	MOVWLZX WO(SI), AX \
+	MOVWLZX WO(SI)(R10*1), BX \
+	VMOVD AX, X6 \
+	VMOVD BX, X10 \
+	VCVTPH2PS X6, X6 \
+	VCVTPH2PS X10, X10 \
+	VMOVSS AO(DI), X11 \
+	VMULSS X11, X6, X6 \
+	VMULSS X11, X10, X10 \
+	VBROADCASTSS X6, Y6 \
+	VBROADCASTSS X10, Y10 \
+	VFMADD231PS Y5, Y6, Y0 \
+	VFMADD231PS Y8, Y10, Y1
+
+// func q80AVX2h2(w *byte, a *quant.BlockQ8_0, nb, half int, out *float32)
+//
+// Rows r and r+half for r < half (half > 0), like bf16AVX2h2: two long
+// sequential weight streams sharing each activation load, each prefetched
+// 1 KiB ahead.
+TEXT ·q80AVX2h2(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), R13
+	MOVQ half+24(FP), DX
+	MOVQ out+32(FP), R8
+	MOVQ nb+16(FP), R10
+	IMULQ $34, R10
+	IMULQ DX, R10
+	LEAQ 0(DX*4), R11
+	VPBROADCASTD ones16<>(SB), Y14
+
+q80h2row:
+	MOVQ R13, DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	CMPQ CX, $2
+	JB   q80h2tail
+
+q80h2pair:
+	PREFETCHT0 1024(SI)
+	PREFETCHT0 1024(SI)(R10*1)
+	Q80_H2_BLOCK(0, 0)
+	Q80_H2_BLOCK(34, 36)
+	ADDQ $68, SI
+	ADDQ $72, DI
+	SUBQ $2, CX
+	CMPQ CX, $2
+	JAE  q80h2pair
+
+q80h2tail:
+	TESTQ CX, CX
+	JZ    q80h2done
+	Q80_H2_BLOCK(0, 0)
+	ADDQ $34, SI
+
+q80h2done:
+	// out[r] = sum of Y0, out[r+half] = sum of Y1.
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS X2, X0, X0
+	VEXTRACTF128 $1, Y1, X3
+	VADDPS X3, X1, X1
+	VHADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VMOVSS X0, (R8)
+	VPSHUFD $1, X0, X2
+	VMOVSS X2, (R8)(R11*1)
+	ADDQ $4, R8
+	DECQ DX
+	JNZ  q80h2row
+	VZEROUPPER
+	RET
