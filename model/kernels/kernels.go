@@ -19,8 +19,9 @@
 //
 // A weight matrix is rows consecutive rows, each the GGUF encoding of K
 // weights (K = 256*len(a) for Q8_K activations, 32*len(a) for Q8_0 ones,
-// len(x) for float activations), exactly as stored in the file; any byte
-// alignment is fine. Kernels only read their inputs and write out[:rows], so
+// len(x) for float activations), exactly as stored in the file, except for
+// the *x8 entry points, which take the interleaved layout of Repack; any
+// byte alignment is fine. Kernels only read their inputs and write out[:rows], so
 // workers may run them concurrently on disjoint row ranges.
 package kernels
 
