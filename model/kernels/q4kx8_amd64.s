@@ -85,10 +85,23 @@ GLOBL x8b30<>(SB), RODATA|NOPTR, $4
 	VPMADDUBSW Y2, Y0, Y4 \
 	VPMADDUBSW Y3, Y1, Y5
 
+// Q4KX8_PF(p): prefetch the 4 cache lines of chunk p of the group block
+// X8PF bytes ahead. The weights are one sequential stream per thread, and
+// the hardware prefetchers alone keep too few misses in flight for it:
+// measured with BenchmarkStreamRead on the 2-core Zen 3, 4 KiB ahead gives
+// two threads ~15 % more bandwidth (1-2 KiB ahead gave nothing reliable).
+#define X8PF 4096
+#define Q4KX8_PF(p) \
+	PREFETCHT0 (X8PF+128+256*(p))(SI) \
+	PREFETCHT0 (X8PF+192+256*(p))(SI) \
+	PREFETCHT0 (X8PF+256+256*(p))(SI) \
+	PREFETCHT0 (X8PF+320+256*(p))(SI)
+
 // Q4KX8_CHUNK(p): Y12 (+)= the scaled sums of sub-blocks 2p and 2p+1. The
 // 16-bit sums of a sub-block (8 steps x 2 products of 15 x 128 at most)
 // cannot overflow.
 #define Q4KX8_CHUNK(p) \
+	Q4KX8_PF(p) \
 	Q4KX8_STEP0(p) \
 	Q4KX8_STEP(p, 1) \
 	Q4KX8_STEP(p, 2) \
@@ -124,6 +137,8 @@ x8group:
 	VXORPS Y13, Y13, Y13
 
 x8block:
+	PREFETCHT0 X8PF(SI)
+	PREFETCHT0 (X8PF+64)(SI)
 	Q4KX8_SCALES(Y9, Y10)
 
 	// Mins times the activation sums of 32: Y11 = sum_j m_j * bs_j.

@@ -42,10 +42,18 @@ GLOBL x6il<>(SB), RODATA|NOPTR, $16
 	VPAND Y14, Y2, Y2 \
 	VPOR Y2, Y1, Y1
 
+// Q6KX8_PF(n, i): prefetch step i of half n of the group block X6PF bytes
+// ahead (see Q4KX8_PF; here two threads stream ~30 % faster with it).
+#define X6PF 4096
+#define Q6KX8_PF(n, i) \
+	PREFETCHT0 (X6PF+144+768*(n)+96*(i))(SI) \
+	PREFETCHT0 (X6PF+208+768*(n)+96*(i))(SI)
+
 // Q6KX8_FIRST(n, i) / Q6KX8_NEXT(n, i): step i of half n, products as
 // 16-bit words set into (FIRST) or added to (NEXT) Y4, Y5, Y6, Y10. Two
 // steps fit: 2 x 2 x 63 x 127 < 2^15 (Q8_K quants are in [-127, 127]).
 #define Q6KX8_FIRST(n, i) \
+	Q6KX8_PF(n, i) \
 	Q6KX8_UNPACK(144+768*(n)+96*(i), Y8, Y7) \
 	VPBROADCASTD (4+128*(n)+4*(i))(DI), Y7 \
 	VPMADDUBSW Y7, Y3, Y4 \
@@ -57,6 +65,7 @@ GLOBL x6il<>(SB), RODATA|NOPTR, $16
 	VPMADDUBSW Y7, Y1, Y10
 
 #define Q6KX8_NEXT(n, i) \
+	Q6KX8_PF(n, i) \
 	Q6KX8_UNPACK(144+768*(n)+96*(i), Y8, Y7) \
 	VPBROADCASTD (4+128*(n)+4*(i))(DI), Y7 \
 	VPMADDUBSW Y7, Y3, Y3 \
@@ -131,6 +140,9 @@ x6group:
 	VXORPS Y13, Y13, Y13
 
 x6block:
+	PREFETCHT0 X6PF(SI)
+	PREFETCHT0 (X6PF+64)(SI)
+	PREFETCHT0 (X6PF+128)(SI)
 	Q6KX8_CORR(0)
 	VMOVDQA Y1, Y11
 	Q6KX8_CORR(2)
