@@ -118,7 +118,7 @@ file's layout); the timed tests start once that is done.
 				fmt.Fprintf(g.stderr, "first token %.3f s after the start\n", (load + time.Since(t0)).Seconds())
 			}
 			// The timed tests measure the model as it runs once the
-			// background repack is done (about a second after loading).
+			// background repack is done (1-3 s for a 1.1 GB file).
 			if err := m.WaitRepack(ctx); err != nil {
 				return err
 			}

@@ -73,6 +73,42 @@ GLOBL k4m3<>(SB), RODATA|NOPTR, $16
 	VPADDD Y10, ACC, ACC \
 	VPADDD Y11, ACC, ACC
 
+// Q4K_HEAD: the per-block work of the Q4_K and Q5_K kernels before their
+// quants (block at SI, activations at DI): Y4 = d*D and X5 lane 0 = dmin*D,
+// X1 += mins times the activation sums of 32, Y9 = the 8 scales as int16 in
+// both lanes. The 12 packed scale bytes become [sc0..sc7, m0..m7] with byte
+// shuffles and masks (16-bit shifts leak bits across bytes only where the
+// masks clear them):
+//   sc0-3 = s0-3 & 63          sc4-7 = (s8-11 & 15) | (s0-3 >> 6) << 4
+//   m0-3  = s4-7 & 63          m4-7  = (s8-11 >> 4) | (s4-7 >> 6) << 4
+// Uses X2, X3, X7, X8.
+#define Q4K_HEAD \
+	VMOVD 0(SI), X2 \
+	VCVTPH2PS X2, X2 \
+	VBROADCASTSS 0(DI), X3 \
+	VMULPS X3, X2, X2 \
+	VBROADCASTSS X2, Y4 \
+	VPSHUFD $0x55, X2, X5 \
+	VMOVDQU 4(SI), X3 \
+	VPSHUFB k4shA<>(SB), X3, X7 \
+	VPSHUFB k4shB<>(SB), X3, X8 \
+	VPSRLW $4, X7, X3 \
+	VPAND k4m2<>(SB), X3, X3 \
+	VPAND k4m1<>(SB), X7, X7 \
+	VPOR X7, X3, X3 \
+	VPSRLW $2, X8, X8 \
+	VPAND k4m3<>(SB), X8, X8 \
+	VPOR X8, X3, X3 \
+	VPMOVZXBW X3, Y3 \
+	VMOVDQU 260(DI), Y7 \
+	VEXTRACTI128 $1, Y7, X8 \
+	VPHADDW X8, X7, X7 \
+	VEXTRACTI128 $1, Y3, X8 \
+	VPMADDWD X7, X8, X8 \
+	VCVTDQ2PS X8, X8 \
+	VFMADD231PS X8, X5, X1 \
+	VPERMQ $0x44, Y3, Y9
+
 // func q4kAVX2(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
 //
 // ggml's ggml_vec_dot_q4_K_q8_K AVX2 algorithm, except that the 6-bit scales
@@ -93,41 +129,7 @@ row:
 	VXORPS X1, X1, X1
 
 block:
-	// d*D and dmin*D.
-	VMOVD 0(SI), X2
-	VCVTPH2PS X2, X2
-	VBROADCASTSS 0(DI), X3
-	VMULPS X3, X2, X2
-	VBROADCASTSS X2, Y4
-	VPSHUFD $0x55, X2, X5
-
-	// Unpack the 12 packed bytes into [sc0..sc7, m0..m7] with byte shuffles
-	// and masks (16-bit shifts leak bits across bytes only where the masks
-	// clear them):
-	//   sc0-3 = s0-3 & 63          sc4-7 = (s8-11 & 15) | (s0-3 >> 6) << 4
-	//   m0-3  = s4-7 & 63          m4-7  = (s8-11 >> 4) | (s4-7 >> 6) << 4
-	VMOVDQU 4(SI), X6
-	VPSHUFB k4shA<>(SB), X6, X7
-	VPSHUFB k4shB<>(SB), X6, X8
-	VPSRLW $4, X7, X6
-	VPAND k4m2<>(SB), X6, X6
-	VPAND k4m1<>(SB), X7, X7
-	VPOR X7, X6, X6
-	VPSRLW $2, X8, X8
-	VPAND k4m3<>(SB), X8, X8
-	VPOR X8, X6, X6
-	VPMOVZXBW X6, Y6
-
-	// Mins times the sums of 32 activations.
-	VMOVDQU 260(DI), Y7
-	VEXTRACTI128 $1, Y7, X8
-	VPHADDW X8, X7, X7
-	VEXTRACTI128 $1, Y6, X8
-	VPMADDWD X7, X8, X8
-	VCVTDQ2PS X8, X8
-	VFMADD231PS X8, X5, X1
-
-	VPERMQ $0x44, Y6, Y9
+	Q4K_HEAD
 	VPXOR Y13, Y13, Y13
 	VPXOR Y7, Y7, Y7
 	Q4K_SUB(0, Y13)
@@ -493,41 +495,7 @@ q5row:
 	VXORPS X1, X1, X1
 
 q5block:
-	// d*D and dmin*D.
-	VMOVD 0(SI), X2
-	VCVTPH2PS X2, X2
-	VBROADCASTSS 0(DI), X3
-	VMULPS X3, X2, X2
-	VBROADCASTSS X2, Y4
-	VPSHUFD $0x55, X2, X5
-
-	// Unpack the 12 packed bytes into [sc0..sc7, m0..m7] with byte shuffles
-	// and masks (16-bit shifts leak bits across bytes only where the masks
-	// clear them):
-	//   sc0-3 = s0-3 & 63          sc4-7 = (s8-11 & 15) | (s0-3 >> 6) << 4
-	//   m0-3  = s4-7 & 63          m4-7  = (s8-11 >> 4) | (s4-7 >> 6) << 4
-	VMOVDQU 4(SI), X3
-	VPSHUFB k4shA<>(SB), X3, X7
-	VPSHUFB k4shB<>(SB), X3, X8
-	VPSRLW $4, X7, X3
-	VPAND k4m2<>(SB), X3, X3
-	VPAND k4m1<>(SB), X7, X7
-	VPOR X7, X3, X3
-	VPSRLW $2, X8, X8
-	VPAND k4m3<>(SB), X8, X8
-	VPOR X8, X3, X3
-	VPMOVZXBW X3, Y3
-
-	// Mins times the sums of 32 activations.
-	VMOVDQU 260(DI), Y7
-	VEXTRACTI128 $1, Y7, X8
-	VPHADDW X8, X7, X7
-	VEXTRACTI128 $1, Y3, X8
-	VPMADDWD X7, X8, X8
-	VCVTDQ2PS X8, X8
-	VFMADD231PS X8, X5, X1
-
-	VPERMQ $0x44, Y3, Y9
+	Q4K_HEAD
 	VMOVDQU 16(SI), Y8
 	VPXOR Y13, Y13, Y13
 	VPXOR Y7, Y7, Y7

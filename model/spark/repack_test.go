@@ -81,17 +81,32 @@ func TestBackgroundRepack(t *testing.T) {
 	}
 }
 
-// Closing a model while it is being repacked stops the work cleanly, and
-// Preload refuses to run over a repack.
+// Closing a model while it is being repacked stops the work cleanly,
+// whether the copy waits for its start or runs, and Preload refuses to run
+// over a repack.
 func TestCloseDuringRepack(t *testing.T) {
-	m := randomModel(t, "gqa", "q4_k_m", 9)
-	if _, err := m.startRepack(m.canInterleave, true); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := m.Preload(); err == nil {
-		t.Error("Preload during a repack succeeded")
-	}
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
+	for _, started := range []bool{false, true} {
+		m := randomModel(t, "gqa", "q4_k_m", 9)
+		if _, err := m.startRepack(m.canInterleave, true); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Preload(); err == nil {
+			t.Error("Preload during a repack succeeded")
+		}
+		rp := m.rp
+		if started {
+			m.kickRepack()
+		}
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-rp.done:
+		default:
+			t.Errorf("started=%v: the repack goroutine still runs after Close", started)
+		}
+		if m.rp != nil {
+			t.Errorf("started=%v: Close left the repack state behind", started)
+		}
 	}
 }
