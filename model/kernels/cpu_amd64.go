@@ -3,22 +3,33 @@
 package kernels
 
 import (
+	"errors"
 	"unsafe"
 
 	"github.com/droidgo/droidgo/model/quant"
 	"golang.org/x/sys/cpu"
 )
 
-// archLevels returns the assembly levels this CPU supports. AVX-512 kernels
-// are not offered yet: none has been proven against the references on a
-// machine that has AVX-512, so "avx512" is never selectable (DROIDGO_ISA=avx512
-// keeps the best proven level).
+// archLevels returns the assembly levels this CPU supports, lowest first:
+// avx2 (AVX2+FMA+F16C vector kernels), then amx (the avx2 vector kernels
+// plus AMX tile kernels for prefill) when the CPU, the OS and a probe agree
+// (amx_amd64.go). amxErr keeps the reason AMX is not offered.
 func archLevels() []level {
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C {
-		return []level{{name: "avx2", tab: avx2Table}}
+	if !(cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C) {
+		amxErr = errors.New("the CPU lacks AVX2/FMA/F16C")
+		return nil
 	}
-	return nil
+	ls := []level{{name: "avx2", tab: avx2Table}}
+	if l, err := amxLevel(avx2Table); err != nil {
+		amxErr = err
+	} else {
+		ls = append(ls, l)
+	}
+	return ls
 }
+
+// amxErr says why the amx level is missing (nil when it is offered).
+var amxErr error
 
 var avx2Table = table{
 	q4k: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {

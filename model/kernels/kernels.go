@@ -13,7 +13,7 @@
 //
 // The instruction set is chosen once at start-up: the best level the CPU
 // supports, lowered by the environment variable DROIDGO_ISA
-// (generic|avx2|avx512 on amd64, generic|neon|dotprod on arm64). A level is
+// (generic|avx2|amx on amd64, generic|neon|dotprod on arm64). A level is
 // only ever selectable when every kernel it installs is covered by this
 // package's tests against the references.
 //
@@ -63,6 +63,17 @@ type table struct {
 	q4kx84 func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int)
 	q6kx8  func(w []byte, rows int, a []quant.BlockQ8K, out []float32)
 	q6kx84 func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int)
+
+	// Matrix-matrix kernels for prefill (gemm.go): the whole batched product
+	// out[t*ldo+r] for b >= gemmMinTokens tokens, tiles of many tokens
+	// times groups of rows. nil means MatMul* tiles the one- and 4-token
+	// kernels above.
+	q80mm   gemmQ80
+	q4kmm   gemmQ8K
+	q4kx8mm gemmQ8K
+	q6kmm   gemmQ8K
+	q6kx8mm gemmQ8K
+	bf16mm  gemmFloat
 }
 
 // level is one selectable instruction-set level, ordered from lowest.
@@ -155,6 +166,24 @@ func use(l level) {
 		}
 		if src.axpy != nil {
 			dst.axpy = src.axpy
+		}
+		if src.q80mm != nil {
+			dst.q80mm = src.q80mm
+		}
+		if src.q4kmm != nil {
+			dst.q4kmm = src.q4kmm
+		}
+		if src.q4kx8mm != nil {
+			dst.q4kx8mm = src.q4kx8mm
+		}
+		if src.q6kmm != nil {
+			dst.q6kmm = src.q6kmm
+		}
+		if src.q6kx8mm != nil {
+			dst.q6kx8mm = src.q6kx8mm
+		}
+		if src.bf16mm != nil {
+			dst.bf16mm = src.bf16mm
 		}
 	}
 	fill(&t, l.tab)

@@ -45,6 +45,10 @@ func matMul[A any](kind string, w []byte, rows int, a []A, b int, out []float32,
 // kernel that unpacks each weight block once for all 4. ldo >= rows is the
 // output row stride.
 func MatMulQ4K(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	if useGemm(cur.q4kmm != nil, "MatMulQ4K", len(w), rows, quant.BlockQ4_KSize, len(a), b, len(out), ldo) {
+		cur.q4kmm(w, rows, a, b, out, ldo)
+		return
+	}
 	matMul("MatMulQ4K", w, rows, a, b, out, ldo, quant.BlockQ4_KSize, MatVecQ4K, cur.q4k4)
 }
 
@@ -55,11 +59,19 @@ func MatMulQ5K(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo
 
 // MatMulQ6K is MatMulQ4K for Q6_K weights.
 func MatMulQ6K(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	if useGemm(cur.q6kmm != nil, "MatMulQ6K", len(w), rows, quant.BlockQ6_KSize, len(a), b, len(out), ldo) {
+		cur.q6kmm(w, rows, a, b, out, ldo)
+		return
+	}
 	matMul("MatMulQ6K", w, rows, a, b, out, ldo, quant.BlockQ6_KSize, MatVecQ6K, cur.q6k4)
 }
 
 // MatMulQ8_0 is MatMulQ4K for Q8_0 weights and Q8_0 activations.
 func MatMulQ8_0(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
+	if useGemm(cur.q80mm != nil, "MatMulQ8_0", len(w), rows, quant.BlockQ8_0Size, len(a), b, len(out), ldo) {
+		cur.q80mm(w, rows, a, b, out, ldo)
+		return
+	}
 	matMul("MatMulQ8_0", w, rows, a, b, out, ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
 }
 
@@ -84,5 +96,9 @@ func MatMulF16(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 // MatMulBF16 is MatMulF16 for BF16 weights (x rounded with quant.RoundBF16
 // to match ggml).
 func MatMulBF16(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
+	if useGemm(cur.bf16mm != nil, "MatMulBF16", len(w), rows, 2, len(x), b, len(out), ldo) {
+		cur.bf16mm(w, rows, x, b, out, ldo)
+		return
+	}
 	matMulFloat("MatMulBF16", w, rows, x, b, out, ldo, 2, MatVecBF16, cur.bf164)
 }

@@ -1,0 +1,237 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/droidgo/droidgo/model/quant"
+	"golang.org/x/sys/cpu"
+)
+
+// AMX (Intel Advanced Matrix Extensions) prefill kernels. Eight tile
+// registers of up to 16 rows x 64 bytes and one matrix instruction,
+// TDPBSSD and relatives (16x16 int32 += 16x64 int8 . 64x16 int8) or
+// TDPBF16PS (16x16 f32 += 16x32 bf16 . 32x16 bf16), do in one instruction
+// what takes 256 AVX-512 VNNI instructions. They only pay for batches
+// (prefill): decode stays on the vector kernels.
+//
+// Layout: a tile of 16 weight rows is unpacked once into the B-tile form
+// (K/4 rows of 64 bytes, row k holding 4 consecutive weights of each of the
+// 16 rows), then every tile of up to 16 tokens is multiplied with it. A
+// tiles are read straight from the activation blocks with the token stride
+// as the tile stride, so activations are never copied.
+//
+// The tile state never lives across Go code: each assembly call loads the
+// tile configuration, runs its loop and releases the tiles (TILERELEASE)
+// before returning, and Go never preempts inside assembly.
+
+// tileCfg is the 64-byte operand of LDTILECFG (palette 1).
+type tileCfg struct {
+	palette  uint8
+	startRow uint8
+	_        [14]byte
+	colsb    [16]uint16
+	rows     [16]uint8
+}
+
+// amxArgs is what the assembly kernels read; pointers stay unsafe.Pointer
+// so the collector sees them for the duration of the call.
+type amxArgs struct {
+	cfg     unsafe.Pointer // *tileCfg
+	a       unsafe.Pointer // first activation quant of the token tile
+	astride int            // bytes from one token's activations to the next
+	w       unsafe.Pointer // the unpacked weight tile
+	ws      unsafe.Pointer // per-block weight scales (Q8_0) or super-block scales (K-quants)
+	da      unsafe.Pointer // per-block activation scales, [block][16 tokens]
+	nb      int            // blocks along K
+	out     unsafe.Pointer // out[token 0][row 0] of the tile
+	ldo     int            // output token stride in bytes
+	ntok    int            // tokens in the tile, 1..16
+	cbuf    unsafe.Pointer // 64-byte aligned scratch for accumulator tiles
+	aux     unsafe.Pointer // kernel-specific extra operand
+}
+
+//go:noescape
+func amxQ80(p *amxArgs)
+
+// amxScratch is one call's working memory, pooled so prefill allocates
+// nothing per product.
+type amxScratch struct {
+	cfg  [2]tileCfg // full token tile, last partial tile
+	cmem [4096 + 64]byte
+	pk   []byte
+	ws   []float32
+	da   []float32
+}
+
+var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
+
+// cbuf returns the 64-byte aligned accumulator scratch.
+func (s *amxScratch) cbuf() unsafe.Pointer {
+	p := unsafe.Pointer(&s.cmem[0])
+	return unsafe.Add(p, (64-uintptr(p)&63)&63)
+}
+
+// cfgFor returns the tile configuration for a token tile of ntok rows, set
+// up by set (which fills one configuration for a given token count).
+func (s *amxScratch) cfgFor(ntok int, set func(c *tileCfg, ntok int)) unsafe.Pointer {
+	i := 0
+	if ntok < 16 {
+		i = 1
+	}
+	c := &s.cfg[i]
+	if c.palette == 0 || (i == 1 && int(c.rows[0]) != ntok) {
+		*c = tileCfg{}
+		c.palette = 1
+		set(c, ntok)
+	}
+	return unsafe.Pointer(c)
+}
+
+// setQ80Cfg: tmm0 = A (tokens x 32 bytes: one Q8_0 block), tmm1 = B (8
+// rows of 16 x 4 weight bytes), tmm2 = C (tokens x 16 int32).
+func setQ80Cfg(c *tileCfg, ntok int) {
+	c.rows[0], c.colsb[0] = uint8(ntok), 32
+	c.rows[1], c.colsb[1] = 8, 64
+	c.rows[2], c.colsb[2] = uint8(ntok), 64
+}
+
+// packQ80 unpacks 16 Q8_0 rows (row r at src[r*rb:]) of nb blocks into B
+// tiles (pk[512*b + 64*k + 4*r + j] = weight 4k+j of row r in block b) and
+// their scales (ws[16*b+r]).
+func packQ80(pk []byte, ws []float32, src []byte, rb, nb int) {
+	pk = pk[:512*nb]
+	ws = ws[:16*nb]
+	for r := 0; r < 16; r++ {
+		row := src[r*rb : r*rb+nb*quant.BlockQ8_0Size]
+		for b := 0; b < nb; b++ {
+			blk := row[b*quant.BlockQ8_0Size:]
+			ws[16*b+r] = quant.FP16ToFP32(uint16(blk[0]) | uint16(blk[1])<<8)
+			dst := pk[512*b+4*r:]
+			for k := 0; k < 8; k++ {
+				*(*[4]byte)(dst[64*k:]) = *(*[4]byte)(blk[2+4*k:])
+			}
+		}
+	}
+}
+
+// tokenScales writes the activation scale of block blk of token t of tile
+// i to da[(i*nb+blk)*16 + t%16], zero for the missing tokens of a last
+// partial tile.
+func tokenScales[A quant.BlockQ8_0 | quant.BlockQ8K](da []float32, a []A, b, nb int, d func(*A) float32) []float32 {
+	tiles := (b + 15) / 16
+	da = grow(da, tiles*nb*16)
+	clear(da[(tiles-1)*nb*16:])
+	for t := 0; t < b; t++ {
+		base := (t/16)*nb*16 + t%16
+		for blk := 0; blk < nb; blk++ {
+			da[base+16*blk] = d(&a[t*nb+blk])
+		}
+	}
+	return da
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// q80AMX is the AMX gemmQ80: 16-row tiles through the tile kernel, leftover
+// rows through the vector kernels of the level below.
+func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
+	nb := len(a) / b
+	rb := nb * quant.BlockQ8_0Size
+	s := amxPool.Get().(*amxScratch)
+	defer amxPool.Put(s)
+	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8_0) float32 { return x.D })
+	s.pk = grow(s.pk, 512*nb)
+	s.ws = grow(s.ws, 16*nb)
+	r16 := rows &^ 15
+	p := amxArgs{astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
+		w: unsafe.Pointer(&s.pk[0]), ws: unsafe.Pointer(&s.ws[0])}
+	for r0 := 0; r0 < r16; r0 += 16 {
+		packQ80(s.pk, s.ws, w[r0*rb:], rb, nb)
+		for t0 := 0; t0 < b; t0 += 16 {
+			p.ntok = min(16, b-t0)
+			p.cfg = s.cfgFor(p.ntok, setQ80Cfg)
+			p.a = unsafe.Pointer(&a[t0*nb].Qs[0])
+			p.da = unsafe.Pointer(&s.da[t0/16*nb*16])
+			p.out = unsafe.Pointer(&out[t0*ldo+r0])
+			amxQ80(&p)
+		}
+	}
+	if r16 < rows {
+		matMul("MatMulQ8_0", w[r16*rb:], rows-r16, a, b, out[r16:], ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
+	}
+}
+
+// amxUsable decides whether the AMX level may be offered: the CPU must say
+// so, the kernel must grant the tile state, and a probe product must give
+// the reference answer (an emulator or a kernel that mishandles the state
+// is refused here rather than trusted).
+func amxUsable(hasCPU bool, request func() error, probe func() error) error {
+	if !hasCPU {
+		return errors.New("the CPU lacks AMX-TILE/INT8/BF16 or AVX-512 F/BW/VL/VNNI")
+	}
+	if err := request(); err != nil {
+		return fmt.Errorf("the kernel refused the AMX tile state: %w", err)
+	}
+	if err := probe(); err != nil {
+		return fmt.Errorf("AMX probe: %w", err)
+	}
+	return nil
+}
+
+func cpuHasAMX() bool {
+	x := cpu.X86
+	return x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512VNNI &&
+		x.HasAMXTile && x.HasAMXInt8 && x.HasAMXBF16
+}
+
+// amxProbe runs one small product of every AMX kernel and compares it with
+// the reference.
+func amxProbe() error {
+	const rows, nb, b = 16, 2, 3
+	w := make([]byte, rows*nb*quant.BlockQ8_0Size)
+	a := make([]quant.BlockQ8_0, b*nb)
+	for i := range w {
+		w[i] = byte(i*7 + 3)
+	}
+	for r := 0; r < rows*nb; r++ {
+		w[r*quant.BlockQ8_0Size], w[r*quant.BlockQ8_0Size+1] = 0x00, 0x3C // d = 1
+	}
+	for i := range a {
+		a[i].D = 1
+		for j := range a[i].Qs {
+			a[i].Qs[j] = int8(i*5 + j*3 - 40)
+		}
+	}
+	out := make([]float32, b*rows)
+	q80AMX(w, rows, a, b, out, rows)
+	for t := 0; t < b; t++ {
+		for r := 0; r < rows; r++ {
+			want := quant.DotQ8_0(w[r*nb*quant.BlockQ8_0Size:(r+1)*nb*quant.BlockQ8_0Size], a[t*nb:(t+1)*nb])
+			if out[t*rows+r] != want {
+				return fmt.Errorf("Q8_0 token %d row %d: got %v, want %v", t, r, out[t*rows+r], want)
+			}
+		}
+	}
+	return nil
+}
+
+// amxLevel returns the AMX level built on the vector table below it, or
+// the reason there is none.
+func amxLevel(below table) (level, error) {
+	if err := amxUsable(cpuHasAMX(), requestAMX, amxProbe); err != nil {
+		return level{}, err
+	}
+	t := below
+	t.q80mm = q80AMX
+	return level{name: "amx", tab: t}, nil
+}

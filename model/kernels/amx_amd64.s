@@ -1,0 +1,154 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// AMX instructions are not known to the Go assembler (Go 1.26): they are
+// written as bytes, with the mnemonic in AT&T syntax beside each. The
+// encodings are checked by TestAMXEncodings against objdump. Register use
+// is fixed by the encodings: SI = A tile base, DX = A stride, DI = B tile
+// base, BX = 64 (B and C stride), CX = accumulator scratch.
+
+#define LDTILECFG_AX     BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
+#define TILERELEASE      BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0 // tilerelease
+#define TILEZERO_T2      BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD0 // tilezero %tmm2
+#define TILELOADD_SI_DX_T0 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x04; BYTE $0x16 // tileloadd (%rsi,%rdx,1),%tmm0
+#define TILELOADD_DI_BX_T1 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x0C; BYTE $0x1F // tileloadd (%rdi,%rbx,1),%tmm1
+#define TDPBSSD_T2_T0_T1 BYTE $0xC4; BYTE $0xE2; BYTE $0x73; BYTE $0x5E; BYTE $0xD0 // tdpbssd %tmm1,%tmm0,%tmm2
+#define TILESTORED_T2_CX_BX BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x14; BYTE $0x19 // tilestored %tmm2,(%rcx,%rbx,1)
+
+// Offsets in amxArgs.
+#define A_CFG 0
+#define A_A 8
+#define A_ASTRIDE 16
+#define A_W 24
+#define A_WS 32
+#define A_DA 40
+#define A_NB 48
+#define A_OUT 56
+#define A_LDO 64
+#define A_NTOK 72
+#define A_CBUF 80
+#define A_AUX 88
+
+// STORE_ACC stores accumulator Zt to the output row of token t if t < ntok
+// (AX = output row pointer, DX = stride, CX = tokens left).
+#define STORE_ACC(zt) VMOVUPS zt, (AX); ADDQ DX, AX; DECQ CX; JZ done
+
+// amxQ80(p *amxArgs): a Q8_0 tile of 16 weight rows times up to 16 tokens.
+// Per block: C = A . B (TDPBSSD, one block of 32), stored to the scratch,
+// then out[t] += float(C[t]) * (wscale * ascale[t]) for every token t.
+TEXT ·amxQ80(SB), NOSPLIT, $0-8
+	MOVQ p+0(FP), R8
+	MOVQ A_CFG(R8), AX
+	LDTILECFG_AX
+	MOVQ A_A(R8), SI
+	MOVQ A_ASTRIDE(R8), DX
+	MOVQ A_W(R8), DI
+	MOVQ A_WS(R8), R9
+	MOVQ A_DA(R8), R10
+	MOVQ A_NB(R8), R11
+	MOVQ A_CBUF(R8), CX
+	MOVQ $64, BX
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+q80loop:
+	TILEZERO_T2
+	TILELOADD_SI_DX_T0
+	TILELOADD_DI_BX_T1
+	TDPBSSD_T2_T0_T1
+	TILESTORED_T2_CX_BX
+	VMOVUPS (R9), Z16
+	VCVTDQ2PS 0(CX), Z17
+	VMULPS.BCST 0(R10), Z16, Z18
+	VFMADD231PS Z17, Z18, Z0
+	VCVTDQ2PS 64(CX), Z19
+	VMULPS.BCST 4(R10), Z16, Z20
+	VFMADD231PS Z19, Z20, Z1
+	VCVTDQ2PS 128(CX), Z17
+	VMULPS.BCST 8(R10), Z16, Z18
+	VFMADD231PS Z17, Z18, Z2
+	VCVTDQ2PS 192(CX), Z19
+	VMULPS.BCST 12(R10), Z16, Z20
+	VFMADD231PS Z19, Z20, Z3
+	VCVTDQ2PS 256(CX), Z17
+	VMULPS.BCST 16(R10), Z16, Z18
+	VFMADD231PS Z17, Z18, Z4
+	VCVTDQ2PS 320(CX), Z19
+	VMULPS.BCST 20(R10), Z16, Z20
+	VFMADD231PS Z19, Z20, Z5
+	VCVTDQ2PS 384(CX), Z17
+	VMULPS.BCST 24(R10), Z16, Z18
+	VFMADD231PS Z17, Z18, Z6
+	VCVTDQ2PS 448(CX), Z19
+	VMULPS.BCST 28(R10), Z16, Z20
+	VFMADD231PS Z19, Z20, Z7
+	VCVTDQ2PS 512(CX), Z17
+	VMULPS.BCST 32(R10), Z16, Z18
+	VFMADD231PS Z17, Z18, Z8
+	VCVTDQ2PS 576(CX), Z19
+	VMULPS.BCST 36(R10), Z16, Z20
+	VFMADD231PS Z19, Z20, Z9
+	VCVTDQ2PS 640(CX), Z17
+	VMULPS.BCST 40(R10), Z16, Z18
+	VFMADD231PS Z17, Z18, Z10
+	VCVTDQ2PS 704(CX), Z19
+	VMULPS.BCST 44(R10), Z16, Z20
+	VFMADD231PS Z19, Z20, Z11
+	VCVTDQ2PS 768(CX), Z17
+	VMULPS.BCST 48(R10), Z16, Z18
+	VFMADD231PS Z17, Z18, Z12
+	VCVTDQ2PS 832(CX), Z19
+	VMULPS.BCST 52(R10), Z16, Z20
+	VFMADD231PS Z19, Z20, Z13
+	VCVTDQ2PS 896(CX), Z17
+	VMULPS.BCST 56(R10), Z16, Z18
+	VFMADD231PS Z17, Z18, Z14
+	VCVTDQ2PS 960(CX), Z19
+	VMULPS.BCST 60(R10), Z16, Z20
+	VFMADD231PS Z19, Z20, Z15
+	ADDQ $36, SI
+	ADDQ $512, DI
+	ADDQ $64, R9
+	ADDQ $64, R10
+	DECQ R11
+	JNZ q80loop
+	TILERELEASE
+
+	MOVQ A_OUT(R8), AX
+	MOVQ A_LDO(R8), DX
+	MOVQ A_NTOK(R8), CX
+	STORE_ACC(Z0)
+	STORE_ACC(Z1)
+	STORE_ACC(Z2)
+	STORE_ACC(Z3)
+	STORE_ACC(Z4)
+	STORE_ACC(Z5)
+	STORE_ACC(Z6)
+	STORE_ACC(Z7)
+	STORE_ACC(Z8)
+	STORE_ACC(Z9)
+	STORE_ACC(Z10)
+	STORE_ACC(Z11)
+	STORE_ACC(Z12)
+	STORE_ACC(Z13)
+	STORE_ACC(Z14)
+	STORE_ACC(Z15)
+done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,242 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/droidgo/droidgo/model/quant"
+)
+
+// gemmShapes exercise the matrix-matrix kernels: whole and partial 16-token
+// tiles, whole 16-row tiles with and without leftover rows (which go to the
+// vector kernels), one and many blocks along K. Batches below gemmMinTokens
+// are covered by the MatMul tests.
+var gemmShapes = []struct{ rows, nb, b int }{
+	{16, 1, 16}, {16, 8, 17}, {48, 3, 33}, {40, 2, 16}, {37, 26, 20}, {32, 8, 64}, {24, 1, 31},
+}
+
+// TestGemmK runs the batched K-quant products in both layouts through
+// every level's matrix-matrix kernels, in every scale mode, against the
+// quant references (exactly where every partial sum is an exact float), and
+// checks that the output stride gap is left alone.
+func TestGemmK(t *testing.T) {
+	type kern struct {
+		typ quant.Type
+		x8  bool
+		mm  func([]byte, int, []quant.BlockQ8K, int, []float32, int)
+		ref func([]byte, []quant.BlockQ8K) float32
+	}
+	kernels := []kern{
+		{quant.Q4_K, false, MatMulQ4K, quant.DotQ4K},
+		{quant.Q4_K, true, MatMulQ4Kx8, quant.DotQ4K},
+		{quant.Q6_K, false, MatMulQ6K, quant.DotQ6K},
+		{quant.Q6_K, true, MatMulQ6Kx8, quant.DotQ6K},
+	}
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(31, 32))
+		for _, k := range kernels {
+			lay := layouts[k.typ]
+			for _, mode := range weightModes {
+				if mode == modeExactMin && lay.dminOff < 0 {
+					continue
+				}
+				for _, c := range gemmShapes {
+					if k.x8 && c.rows%Interleave != 0 {
+						continue
+					}
+					w := makeWeights(r, lay, c.nb, c.rows, mode)
+					wk := w
+					if k.x8 {
+						wk = repacked(t, k.typ, w, c.rows, c.nb*256)
+					}
+					a := make([]quant.BlockQ8K, 0, c.b*c.nb)
+					for range c.b {
+						a = append(a, makeQ8K(r, c.nb, mode)...)
+					}
+					ldo := c.rows + 3
+					out := make([]float32, c.b*ldo)
+					for i := range out {
+						out[i] = -7
+					}
+					k.mm(wk, c.rows, a, c.b, out, ldo)
+					rb := c.nb * lay.bs
+					for tok := 0; tok < c.b; tok++ {
+						at := a[tok*c.nb : (tok+1)*c.nb]
+						for i := 0; i < ldo; i++ {
+							if i >= c.rows {
+								if out[tok*ldo+i] != -7 {
+									t.Fatalf("%v x8=%v %s %+v: wrote into the output stride gap", k.typ, k.x8, mode, c)
+								}
+								continue
+							}
+							row := w[i*rb : (i+1)*rb]
+							what := fmt.Sprintf("%v x8=%v %s rows=%d nb=%d b=%d token %d row %d", k.typ, k.x8, mode, c.rows, c.nb, c.b, tok, i)
+							check(t, what, out[tok*ldo+i], k.ref(row, at), magnitude(t, lay, row, q8kFloats(at)), mode == modeExactD || mode == modeExactMin)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestGemmQ8_0 is TestGemmK for Q8_0 weights and activations.
+func TestGemmQ8_0(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(33, 34))
+		lay := layouts[quant.Q8_0]
+		for _, mode := range weightModes {
+			if mode == modeExactMin {
+				continue
+			}
+			for _, c := range gemmShapes {
+				nb := c.nb * 8 // Q8_0 rows of the same widths as the K-quant ones
+				w := makeWeights(r, lay, nb, c.rows, mode)
+				a := make([]quant.BlockQ8_0, 0, c.b*nb)
+				for range c.b {
+					a = append(a, makeQ80(r, nb, mode)...)
+				}
+				ldo := c.rows + 3
+				out := make([]float32, c.b*ldo)
+				for i := range out {
+					out[i] = -7
+				}
+				MatMulQ8_0(w, c.rows, a, c.b, out, ldo)
+				rb := nb * lay.bs
+				for tok := 0; tok < c.b; tok++ {
+					at := a[tok*nb : (tok+1)*nb]
+					for i := 0; i < ldo; i++ {
+						if i >= c.rows {
+							if out[tok*ldo+i] != -7 {
+								t.Fatalf("Q8_0 %s %+v: wrote into the output stride gap", mode, c)
+							}
+							continue
+						}
+						row := w[i*rb : (i+1)*rb]
+						what := fmt.Sprintf("Q8_0 %s rows=%d nb=%d b=%d token %d row %d", mode, c.rows, nb, c.b, tok, i)
+						check(t, what, out[tok*ldo+i], quant.DotQ8_0(row, at), magnitude(t, lay, row, q80Floats(at)), mode == modeExactD)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestGemmBF16 is TestGemmK for BF16 weights: random values, and small
+// integers where every partial sum is exact and the result must match bit
+// for bit.
+func TestGemmBF16(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(35, 36))
+		for _, exact := range []bool{false, true} {
+			for _, c := range gemmShapes {
+				n := c.nb * 64
+				val := func() float32 {
+					if exact {
+						return float32(r.IntN(17) - 8)
+					}
+					return float32(r.NormFloat64())
+				}
+				w := make([]byte, 1+2*c.rows*n)[1:]
+				for i := 0; i < c.rows*n; i++ {
+					h := quant.FP32ToBF16(val())
+					w[2*i], w[2*i+1] = byte(h), byte(h>>8)
+				}
+				x := make([]float32, c.b*n)
+				for i := range x {
+					x[i] = val()
+				}
+				quant.RoundBF16(x)
+				ldo := c.rows + 3
+				out := make([]float32, c.b*ldo)
+				for i := range out {
+					out[i] = -7
+				}
+				MatMulBF16(w, c.rows, x, c.b, out, ldo)
+				for tok := 0; tok < c.b; tok++ {
+					xt := x[tok*n : (tok+1)*n]
+					for i := 0; i < ldo; i++ {
+						if i >= c.rows {
+							if out[tok*ldo+i] != -7 {
+								t.Fatalf("BF16 %+v: wrote into the output stride gap", c)
+							}
+							continue
+						}
+						row := w[2*i*n : 2*(i+1)*n]
+						what := fmt.Sprintf("BF16 exact=%v rows=%d n=%d b=%d token %d row %d", exact, c.rows, n, c.b, tok, i)
+						check(t, what, out[tok*ldo+i], quant.DotBF16(row, xt), magFloat(quant.BF16, row, xt), exact)
+					}
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkGemm measures the batched products of every weight type at
+// every level on a prefill-sized shape (2048 rows, K = 2048, one thread),
+// in GMAC/s (multiply-adds per second) and GB/s of weights.
+func BenchmarkGemm(b *testing.B) {
+	const rows, k = 2048, 2048
+	r := rand.New(rand.NewPCG(37, 38))
+	for _, toks := range []int{64, 256} {
+		w4 := makeWeights(r, layouts[quant.Q4_K], k/256, rows, modeNormal)
+		w4x := make([]byte, len(w4))
+		if err := Repack(quant.Q4_K, w4x, w4, rows, k); err != nil {
+			b.Fatal(err)
+		}
+		w6 := makeWeights(r, layouts[quant.Q6_K], k/256, rows, modeNormal)
+		w6x := make([]byte, len(w6))
+		if err := Repack(quant.Q6_K, w6x, w6, rows, k); err != nil {
+			b.Fatal(err)
+		}
+		w8 := makeWeights(r, layouts[quant.Q8_0], k/32, rows, modeNormal)
+		wb := make([]byte, 2*rows*k)
+		for i := range wb {
+			wb[i] = byte(r.Uint32() & 0x3f)
+		}
+		var ak []quant.BlockQ8K
+		var a8 []quant.BlockQ8_0
+		for range toks {
+			ak = append(ak, makeQ8K(r, k/256, modeNormal)...)
+			a8 = append(a8, makeQ80(r, k/32, modeNormal)...)
+		}
+		x := make([]float32, toks*k)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		quant.RoundBF16(x)
+		out := make([]float32, toks*rows)
+		cases := []struct {
+			name string
+			w    []byte
+			run  func()
+		}{
+			{"Q4_K", w4, func() { MatMulQ4K(w4, rows, ak, toks, out, rows) }},
+			{"Q4_Kx8", w4x, func() { MatMulQ4Kx8(w4x, rows, ak, toks, out, rows) }},
+			{"Q6_K", w6, func() { MatMulQ6K(w6, rows, ak, toks, out, rows) }},
+			{"Q6_Kx8", w6x, func() { MatMulQ6Kx8(w6x, rows, ak, toks, out, rows) }},
+			{"Q8_0", w8, func() { MatMulQ8_0(w8, rows, a8, toks, out, rows) }},
+			{"BF16", wb, func() { MatMulBF16(wb, rows, x, toks, out, rows) }},
+		}
+		for _, l := range Levels() {
+			if l == "generic" {
+				continue
+			}
+			for _, c := range cases {
+				b.Run(fmt.Sprintf("%s/%s/b=%d", l, c.name, toks), func(b *testing.B) {
+					if err := SetISA(l); err != nil {
+						b.Fatal(err)
+					}
+					defer SetISA(Levels()[len(Levels())-1])
+					for b.Loop() {
+						c.run()
+					}
+					s := b.Elapsed().Seconds() / float64(b.N)
+					b.ReportMetric(float64(rows)*k*float64(toks)/s/1e9, "GMAC/s")
+					b.ReportMetric(float64(len(c.w))/s/1e9, "GB/s")
+				})
+			}
+		}
+	}
+}
