@@ -66,6 +66,8 @@ type amxScratch struct {
 	pk   []byte
 	ws   []float32
 	da   []float32
+	bs   []int16
+	grp  []byte
 }
 
 var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
@@ -233,5 +235,139 @@ func amxLevel(below table) (level, error) {
 	}
 	t := below
 	t.q80mm = q80AMX
+	t.q4kmm, t.q4kx8mm = q4kAMX, q4kx8AMX
+	t.q6kmm, t.q6kx8mm = q6kAMX, q6kx8AMX
 	return level{name: "amx", tab: t}, nil
+}
+
+//go:noescape
+func amxQK4(p *amxArgs)
+
+//go:noescape
+func amxQK6(p *amxArgs)
+
+//go:noescape
+func unpackQ4KAMX(dst, g0, g1 *byte)
+
+//go:noescape
+func unpackQ6KAMX(dst, g0, g1 *byte)
+
+// amxSB is the size of one unpacked super-block of a 16-row K-quant tile:
+// lo and hi planes (4 steps of 64 x 16 rows each), 8 c16 pairs, d, dmin.
+const amxSB = 8832
+
+// setQKCfg: tmm0 = A (tokens x 64 quants), tmm1/tmm2 = the lo/hi B tiles
+// (16 rows of 16 x 4 bytes), tmm4/tmm5 = Clo/Chi (tokens x 16 int32).
+func setQKCfg(c *tileCfg, ntok int) {
+	c.rows[0], c.colsb[0] = uint8(ntok), 64
+	c.rows[1], c.colsb[1] = 16, 64
+	c.rows[2], c.colsb[2] = 16, 64
+	c.rows[4], c.colsb[4] = uint8(ntok), 64
+	c.rows[5], c.colsb[5] = uint8(ntok), 64
+}
+
+// tokenBsums writes the 16 bsums of block blk of token t of tile i to
+// bs[((i*nb+blk)*16 + t%16)*16:], zeros for the missing tokens of a last
+// partial tile.
+func tokenBsums(bs []int16, a []quant.BlockQ8K, b, nb int) []int16 {
+	tiles := (b + 15) / 16
+	bs = grow(bs, tiles*nb*256)
+	clear(bs[(tiles-1)*nb*256:])
+	for t := 0; t < b; t++ {
+		base := (t/16)*nb*256 + (t%16)*16
+		for blk := 0; blk < nb; blk++ {
+			*(*[16]int16)(bs[base+256*blk:]) = a[t*nb+blk].Bsums
+		}
+	}
+	return bs
+}
+
+// qkAMX is the AMX gemmQ8K shared by Q4_K and Q6_K in both layouts: unpack
+// reads the super-block sb of the 16-row tile at row r0 into dst; mm is the
+// tile kernel; rest computes leftover rows (fewer than 16) with the vector
+// kernels.
+func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int,
+	unpack func(s *amxScratch, dst []byte, r0, sb int), mm func(*amxArgs),
+	rest func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int), rb int) {
+	nb := len(a) / b
+	s := amxPool.Get().(*amxScratch)
+	defer amxPool.Put(s)
+	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8K) float32 { return x.D })
+	s.bs = tokenBsums(s.bs, a, b, nb)
+	s.pk = grow(s.pk, amxSB*nb)
+	r16 := rows &^ 15
+	p := amxArgs{astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
+		w: unsafe.Pointer(&s.pk[0])}
+	for r0 := 0; r0 < r16; r0 += 16 {
+		for sb := 0; sb < nb; sb++ {
+			unpack(s, s.pk[sb*amxSB:(sb+1)*amxSB], r0, sb)
+		}
+		for t0 := 0; t0 < b; t0 += 16 {
+			p.ntok = min(16, b-t0)
+			p.cfg = s.cfgFor(p.ntok, setQKCfg)
+			p.a = unsafe.Pointer(&a[t0*nb].Qs[0])
+			p.da = unsafe.Pointer(&s.da[t0/16*nb*16])
+			p.aux = unsafe.Pointer(&s.bs[t0/16*nb*256])
+			p.out = unsafe.Pointer(&out[t0*ldo+r0])
+			mm(&p)
+		}
+	}
+	if r16 < rows {
+		rest(w[r16*rb:], rows-r16, a, b, out[r16:], ldo)
+	}
+}
+
+func q4kx8AMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	rb := len(a) / b * quant.BlockQ4_KSize
+	const gb = 8 * quant.BlockQ4_KSize
+	qkAMX(w, rows, a, b, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
+		unpackQ4KAMX(&dst[0], &w[r0*rb+sb*gb], &w[(r0+8)*rb+sb*gb])
+	}, amxQK4, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		matMulX8("MatMulQ4Kx8", w, rows, a, b, out, ldo, quant.BlockQ4_KSize, MatVecQ4Kx8, cur.q4kx84)
+	}, rb)
+}
+
+func q6kx8AMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	rb := len(a) / b * quant.BlockQ6_KSize
+	const gb = 8 * quant.BlockQ6_KSize
+	qkAMX(w, rows, a, b, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
+		unpackQ6KAMX(&dst[0], &w[r0*rb+sb*gb], &w[(r0+8)*rb+sb*gb])
+	}, amxQK6, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		matMulX8("MatMulQ6Kx8", w, rows, a, b, out, ldo, quant.BlockQ6_KSize, MatVecQ6Kx8, cur.q6kx84)
+	}, rb)
+}
+
+// The plain layouts interleave each super-block of the tile's two 8-row
+// groups into the scratch first (the repack of one block), then unpack it
+// like the x8 layout.
+func q4kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	rb := len(a) / b * quant.BlockQ4_KSize
+	const bs, gb = quant.BlockQ4_KSize, 8 * quant.BlockQ4_KSize
+	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+		g := s.groups(2 * gb)
+		packGroupQ4K(g[:gb], w[r0*rb+sb*bs:], rb)
+		packGroupQ4K(g[gb:], w[(r0+8)*rb+sb*bs:], rb)
+		unpackQ4KAMX(&dst[0], &g[0], &g[gb])
+	}, amxQK4, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		matMul("MatMulQ4K", w, rows, a, b, out, ldo, quant.BlockQ4_KSize, MatVecQ4K, cur.q4k4)
+	}, rb)
+}
+
+func q6kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	rb := len(a) / b * quant.BlockQ6_KSize
+	const bs, gb = quant.BlockQ6_KSize, 8 * quant.BlockQ6_KSize
+	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+		g := s.groups(2 * gb)
+		packGroupQ6K(g[:gb], w[r0*rb+sb*bs:], rb)
+		packGroupQ6K(g[gb:], w[(r0+8)*rb+sb*bs:], rb)
+		unpackQ6KAMX(&dst[0], &g[0], &g[gb])
+	}, amxQK6, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		matMul("MatMulQ6K", w, rows, a, b, out, ldo, quant.BlockQ6_KSize, MatVecQ6K, cur.q6k4)
+	}, rb)
+}
+
+// groups returns n bytes of scratch for interleaving plain blocks.
+func (s *amxScratch) groups(n int) []byte {
+	s.grp = grow(s.grp, n)
+	return s.grp
 }
