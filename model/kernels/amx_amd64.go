@@ -68,6 +68,8 @@ type amxScratch struct {
 	da   []float32
 	bs   []int16
 	grp  []byte
+	// planes is the byte transpose of 16 rows' block heads.
+	planes [256]byte
 }
 
 var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
@@ -158,7 +160,7 @@ func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 	p := amxArgs{astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
 		w: unsafe.Pointer(&s.pk[0]), ws: unsafe.Pointer(&s.ws[0])}
 	for r0 := 0; r0 < r16; r0 += 16 {
-		packQ80(s.pk, s.ws, w[r0*rb:], rb, nb)
+		packQ80AMX(&s.pk[0], &s.ws[0], &w[r0*rb], rb, nb)
 		for t0 := 0; t0 < b; t0 += 16 {
 			p.ntok = min(16, b-t0)
 			p.cfg = s.cfgFor(p.ntok, setQ80Cfg)
@@ -345,8 +347,7 @@ func q4kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo in
 	const bs, gb = quant.BlockQ4_KSize, 8 * quant.BlockQ4_KSize
 	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
 		g := s.groups(2 * gb)
-		packGroupQ4K(g[:gb], w[r0*rb+sb*bs:], rb)
-		packGroupQ4K(g[gb:], w[(r0+8)*rb+sb*bs:], rb)
+		pack16Q4K(g, w[r0*rb+sb*bs:], rb, &s.planes)
 		unpackQ4KAMX(&dst[0], &g[0], &g[gb])
 	}, amxQK4, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 		matMul("MatMulQ4K", w, rows, a, b, out, ldo, quant.BlockQ4_KSize, MatVecQ4K, cur.q4k4)
@@ -358,8 +359,7 @@ func q6kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo in
 	const bs, gb = quant.BlockQ6_KSize, 8 * quant.BlockQ6_KSize
 	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
 		g := s.groups(2 * gb)
-		packGroupQ6K(g[:gb], w[r0*rb+sb*bs:], rb)
-		packGroupQ6K(g[gb:], w[(r0+8)*rb+sb*bs:], rb)
+		pack16Q6K(g, w[r0*rb+sb*bs:], rb, &s.planes)
 		unpackQ6KAMX(&dst[0], &g[0], &g[gb])
 	}, amxQK6, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 		matMul("MatMulQ6K", w, rows, a, b, out, ldo, quant.BlockQ6_KSize, MatVecQ6K, cur.q6k4)
@@ -370,4 +370,60 @@ func q6kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo in
 func (s *amxScratch) groups(n int) []byte {
 	s.grp = grow(s.grp, n)
 	return s.grp
+}
+
+//go:noescape
+func packQ80AMX(pk *byte, ws *float32, src *byte, rb, nb int)
+
+//go:noescape
+func transposeD16(dst0, dst1 *byte, step int, src *byte, rb int)
+
+//go:noescape
+func transposeB16(planes *byte, src *byte, rb int)
+
+// pack16Q4K interleaves super-block 0 of 16 plain Q4_K rows (row r at
+// src[r*rb:]) into the two x8 group blocks g[:1152] (rows 0-7) and
+// g[1152:] (rows 8-15), exactly as packGroupQ4K does, with the transposes
+// in assembly.
+func pack16Q4K(g, src []byte, rb int, planes *[256]byte) {
+	const gb = 8 * quant.BlockQ4_KSize
+	_ = src[15*rb+quant.BlockQ4_KSize-1]
+	g0, g1 := g[:gb], g[gb:2*gb]
+	transposeB16(&planes[0], &src[0], rb)
+	for r := 0; r < 8; r++ {
+		g0[2*r], g0[2*r+1], g0[16+2*r], g0[17+2*r] = planes[r], planes[16+r], planes[32+r], planes[48+r]
+		g1[2*r], g1[2*r+1], g1[16+2*r], g1[17+2*r] = planes[8+r], planes[24+r], planes[40+r], planes[56+r]
+	}
+	for k := 0; k < 12; k++ {
+		copy(g0[32+8*k:40+8*k], planes[16*(4+k):])
+		copy(g1[32+8*k:40+8*k], planes[16*(4+k)+8:])
+	}
+	for p := 0; p < 4; p++ {
+		transposeD16(&g0[128+256*p], &g1[128+256*p], 32, &src[16+32*p], rb)
+	}
+}
+
+// pack16Q6K is pack16Q4K for Q6_K (packGroupQ6K's layout).
+func pack16Q6K(g, src []byte, rb int, planes *[256]byte) {
+	const gb = 8 * quant.BlockQ6_KSize
+	_ = src[15*rb+quant.BlockQ6_KSize-1]
+	g0, g1 := g[:gb], g[gb:2*gb]
+	transposeB16(&planes[0], &src[194], rb) // bytes 208, 209 (d) are planes 14, 15
+	for r := 0; r < 8; r++ {
+		g0[2*r], g0[2*r+1] = planes[16*14+r], planes[16*15+r]
+		g1[2*r], g1[2*r+1] = planes[16*14+8+r], planes[16*15+8+r]
+	}
+	transposeB16(&planes[0], &src[192], rb) // the 16 scales
+	for k := 0; k < 16; k++ {
+		copy(g0[16+8*k:24+8*k], planes[16*k:])
+		copy(g1[16+8*k:24+8*k], planes[16*k+8:])
+	}
+	for c := 0; c < 4; c++ {
+		o := 144 + 768*(c/2) + 32*(c%2)
+		transposeD16(&g0[o], &g1[o], 96, &src[32*c], rb)
+	}
+	for n := 0; n < 2; n++ {
+		o := 144 + 768*n + 64
+		transposeD16(&g0[o], &g1[o], 96, &src[128+32*n], rb)
+	}
 }

@@ -240,3 +240,4 @@ func BenchmarkGemm(b *testing.B) {
 		}
 	}
 }
+
