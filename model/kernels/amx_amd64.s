@@ -8,9 +8,9 @@
 // is fixed by the encodings: SI = A tile base, DX = A stride, DI = B tile
 // base, BX = 64 (B and C stride), CX = accumulator scratch.
 
-#define LDTILECFG_AX     BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
-#define TILERELEASE      BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0 // tilerelease
-#define TILEZERO_T2      BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD0 // tilezero %tmm2
+#define LDTILECFG_AX BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
+#define TILERELEASE BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0 // tilerelease
+#define TILEZERO_T2 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD0 // tilezero %tmm2
 #define TILELOADD_SI_DX_T0 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x04; BYTE $0x16 // tileloadd (%rsi,%rdx,1),%tmm0
 #define TILELOADD_DI_BX_T1 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x0C; BYTE $0x1F // tileloadd (%rdi,%rbx,1),%tmm1
 #define TDPBSSD_T2_T0_T1 BYTE $0xC4; BYTE $0xE2; BYTE $0x73; BYTE $0x5E; BYTE $0xD0 // tdpbssd %tmm1,%tmm0,%tmm2

@@ -8,6 +8,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -130,4 +135,99 @@ func TestAMXPack16(t *testing.T) {
 			}
 		}
 	}
+}
+
+// One pooled scratch serves every AMX kernel in turn: each must set up its
+// own tile configuration, whatever the previous one left.
+func TestAMXKernelsShareScratch(t *testing.T) {
+	if !hasLevel("amx") {
+		amxSkip(t)
+	}
+	r := rand.New(rand.NewPCG(43, 44))
+	const rows, nb, b = 16, 2, 17
+	w8 := makeWeights(r, layouts[quant.Q8_0], 8*nb, rows, modeExactD)
+	w4 := makeWeights(r, layouts[quant.Q4_K], nb, rows, modeExactD)
+	var a8 []quant.BlockQ8_0
+	var ak []quant.BlockQ8K
+	for range b {
+		a8 = append(a8, makeQ80(r, 8*nb, modeExactD)...)
+		ak = append(ak, makeQ8K(r, nb, modeExactD)...)
+	}
+	out := make([]float32, b*rows)
+	for i := 0; i < 3; i++ {
+		q80AMX(w8, rows, a8, b, out, rows)
+		for tok := 0; tok < b; tok++ {
+			for row := 0; row < rows; row++ {
+				rb := 8 * nb * quant.BlockQ8_0Size
+				if want := quant.DotQ8_0(w8[row*rb:(row+1)*rb], a8[tok*8*nb:(tok+1)*8*nb]); out[tok*rows+row] != want {
+					t.Fatalf("round %d: Q8_0 after Q4_K token %d row %d = %v, want %v", i, tok, row, out[tok*rows+row], want)
+				}
+			}
+		}
+		q4kAMX(w4, rows, ak, b, out, rows)
+		for tok := 0; tok < b; tok++ {
+			for row := 0; row < rows; row++ {
+				rb := nb * quant.BlockQ4_KSize
+				if want := quant.DotQ4K(w4[row*rb:(row+1)*rb], ak[tok*nb:(tok+1)*nb]); out[tok*rows+row] != want {
+					t.Fatalf("round %d: Q4_K after Q8_0 token %d row %d = %v, want %v", i, tok, row, out[tok*rows+row], want)
+				}
+			}
+		}
+	}
+}
+
+// TestAMXEncodings disassembles every instruction the AMX kernels write as
+// bytes (a #define of BYTEs with its AT&T mnemonic in a comment) with
+// objdump and compares it with the comment, so a wrong byte cannot hide
+// behind the right name. It needs no AMX, only binutils' objdump.
+func TestAMXEncodings(t *testing.T) {
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		t.Skip("objdump not installed (binutils): AMX encodings NOT checked")
+	}
+	files, _ := filepath.Glob("amx*_amd64.s")
+	def := regexp.MustCompile(`^#define (\w+) ((?:BYTE \$0x[0-9A-F]{2}; )*BYTE \$0x[0-9A-F]{2}) // (.+)$`)
+	hex := regexp.MustCompile(`\$0x([0-9A-F]{2})`)
+	n := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(src), "\n") {
+			m := def.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			var code []byte
+			for _, h := range hex.FindAllStringSubmatch(m[2], -1) {
+				v, _ := strconv.ParseUint(h[1], 16, 8)
+				code = append(code, byte(v))
+			}
+			bin := filepath.Join(t.TempDir(), "insn.bin")
+			if err := os.WriteFile(bin, code, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(objdump, "-D", "-b", "binary", "-mi386:x86-64", bin).CombinedOutput()
+			if err != nil {
+				t.Fatalf("objdump: %v\n%s", err, out)
+			}
+			var got string
+			for _, l := range strings.Split(string(out), "\n") {
+				if parts := strings.Split(l, "\t"); len(parts) >= 3 && strings.HasPrefix(strings.TrimSpace(parts[0]), "0:") {
+					got = strings.Join(strings.Fields(parts[2]), " ")
+				}
+			}
+			want := strings.Join(strings.Fields(m[3]), " ")
+			// objdump writes disp(%base,%index,1) as 0x..(...); the comments do too.
+			if got != want {
+				t.Errorf("%s %s: %s disassembles as %q, comment says %q", f, m[1], m[2], got, want)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Fatal("no byte-encoded instructions found")
+	}
+	t.Logf("%d byte-encoded AMX instructions match their mnemonics", n)
 }
