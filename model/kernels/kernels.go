@@ -56,6 +56,10 @@ type table struct {
 	dot   func(a, b []float32) float32
 	q8k   func(x []float32, y []quant.BlockQ8K)
 	axpy  func(alpha float32, x, y []float32)
+	// dotRows and axpyRows are DotRows and AxpyRows for a row length that
+	// is a multiple of 8 (attn.go); nil runs dot and axpy per row.
+	dotRows  func(q, k []float32, stride int, out []float32)
+	axpyRows func(p, v []float32, stride int, o []float32)
 
 	// The interleaved-layout kernels (repack.go); rows is a multiple of 8.
 	// nil means the generic reference (and no repacking by default).
@@ -166,6 +170,12 @@ func use(l level) {
 		}
 		if src.axpy != nil {
 			dst.axpy = src.axpy
+		}
+		if src.dotRows != nil {
+			dst.dotRows = src.dotRows
+		}
+		if src.axpyRows != nil {
+			dst.axpyRows = src.axpyRows
 		}
 		if src.q80mm != nil {
 			dst.q80mm = src.q80mm

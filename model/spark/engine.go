@@ -340,6 +340,21 @@ func (e *engine) slot(l, pos int) int {
 	return pos
 }
 
+// slotRuns calls f for the runs of consecutive cache slots that hold the
+// n positions from first on (one run, or two where a ring wraps): positions
+// first+j .. first+j+m-1 are in slots s .. s+m-1.
+func (e *engine) slotRuns(first, n int, f func(j, s, m int)) {
+	for j := 0; j < n; {
+		s := e.slot(e.layer, first+j)
+		m := n - j
+		if e.kv[e.layer].sliding {
+			m = min(m, e.ring-s)
+		}
+		f(j, s, m)
+		j += m
+	}
+}
+
 // dispatch runs step st over n chunks on the pool and waits for it.
 func (e *engine) dispatch(st step, n int) {
 	e.st, e.nchunks = st, n
@@ -562,10 +577,12 @@ func (e *engine) doAttn(w, task int) {
 	q := e.qkv[t*rows+h*hd : t*rows+(h+1)*hd]
 	kh := (h / (c.Heads / c.KVHeads)) * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	e.slotRuns(first, n, func(j, s, m int) {
+		kernels.DotRows(q, kv.k[s*KD+kh:], KD, sc[j:j+m])
+	})
 	mx := float32(math.Inf(-1))
-	for j := range sc {
-		s := e.slot(e.layer, first+j)
-		v := kernels.DotF32(q, kv.k[s*KD+kh:s*KD+kh+hd]) * scale
+	for j, v := range sc {
+		v *= scale
 		sc[j] = v
 		mx = max(mx, v)
 	}
@@ -578,10 +595,12 @@ func (e *engine) doAttn(w, task int) {
 	o := e.att[t*QD+h*hd : t*QD+(h+1)*hd]
 	clear(o)
 	inv := float32(1 / sum)
-	for j, p := range sc {
-		s := e.slot(e.layer, first+j)
-		kernels.Axpy(p*inv, kv.v[s*KD+kh:s*KD+kh+hd], o)
+	for j := range sc {
+		sc[j] *= inv
 	}
+	e.slotRuns(first, n, func(j, s, m int) {
+		kernels.AxpyRows(sc[j:j+m], kv.v[s*KD+kh:], KD, o)
+	})
 	g := sigmoid(e.gate[t*c.Heads+h])
 	for i := range o {
 		o[i] *= g
