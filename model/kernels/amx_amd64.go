@@ -54,6 +54,7 @@ type amxArgs struct {
 	ntok    int            // tokens in the tile, 1..16
 	cbuf    unsafe.Pointer // 64-byte aligned scratch for accumulator tiles
 	aux     unsafe.Pointer // kernel-specific extra operand
+	astep   int            // bytes from one K block of the activations to the next
 }
 
 //go:noescape
@@ -71,6 +72,7 @@ type amxScratch struct {
 	bs   []int16
 	grp  []byte
 	xb   []uint16
+	aq   []byte // activation quants in tile order (K-quants)
 	// planes is the byte transpose of 16 rows' block heads.
 	planes [256]byte
 }
@@ -274,13 +276,15 @@ func unpackQ6KAMX(dst, g0, g1 *byte)
 const amxSB = 8832
 
 // setQKCfg: tmm0 = A (tokens x 64 quants), tmm1/tmm2 = the lo/hi B tiles
-// (16 rows of 16 x 4 bytes), tmm4/tmm5 = Clo/Chi (tokens x 16 int32).
+// (16 rows of 16 x 4 bytes), tmm4/tmm5 and tmm6/tmm7 = Clo/Chi (tokens x
+// 16 int32) of alternate super-blocks.
 func setQKCfg(c *tileCfg, ntok int) {
 	c.rows[0], c.colsb[0] = uint8(ntok), 64
 	c.rows[1], c.colsb[1] = 16, 64
 	c.rows[2], c.colsb[2] = 16, 64
-	c.rows[4], c.colsb[4] = uint8(ntok), 64
-	c.rows[5], c.colsb[5] = uint8(ntok), 64
+	for i := 4; i < 8; i++ { // two pairs of Clo/Chi, used in turn
+		c.rows[i], c.colsb[i] = uint8(ntok), 64
+	}
 }
 
 // tokenBsums writes the 16 bsums of block blk of token t of tile i to
@@ -311,18 +315,20 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	defer amxPool.Put(s)
 	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8K) float32 { return x.D })
 	s.bs = tokenBsums(s.bs, a, b, nb)
-	s.pk = grow(s.pk, amxSB*nb)
+	aq := align64(&s.aq, (b+15)/16*nb*16*256)
+	tileActs(aq, a, b, nb)
+	pk := align64(&s.pk, amxSB*nb)
 	r16 := rows &^ 15
-	p := amxArgs{astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
-		w: unsafe.Pointer(&s.pk[0])}
+	p := amxArgs{astride: 256, astep: 16 * 256, nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
+		w: unsafe.Pointer(&pk[0])}
 	for r0 := 0; r0 < r16; r0 += 16 {
 		for sb := 0; sb < nb; sb++ {
-			unpack(s, s.pk[sb*amxSB:(sb+1)*amxSB], r0, sb)
+			unpack(s, pk[sb*amxSB:(sb+1)*amxSB], r0, sb)
 		}
 		for t0 := 0; t0 < b; t0 += 16 {
 			p.ntok = min(16, b-t0)
 			p.cfg = s.cfgFor(cfgQK, p.ntok, setQKCfg)
-			p.a = unsafe.Pointer(&a[t0*nb].Qs[0])
+			p.a = unsafe.Pointer(&aq[t0/16*nb*16*256])
 			p.da = unsafe.Pointer(&s.da[t0/16*nb*16])
 			p.aux = unsafe.Pointer(&s.bs[t0/16*nb*256])
 			p.out = unsafe.Pointer(&out[t0*ldo+r0])
@@ -379,6 +385,30 @@ func q6kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo in
 	}, amxQK6, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 		matMul("MatMulQ6K", w, rows, a, b, out, ldo, quant.BlockQ6_KSize, MatVecQ6K, cur.q6k4)
 	}, rb)
+}
+
+// align64 returns n bytes of *buf starting at a 64-byte boundary, growing
+// the buffer as needed: tile loads of whole cache lines run about twice as
+// fast as loads of rows that straddle two.
+func align64(buf *[]byte, n int) []byte {
+	*buf = grow(*buf, n+64)
+	off := int((64 - uintptr(unsafe.Pointer(&(*buf)[0]))&63) & 63)
+	return (*buf)[off : off+n]
+}
+
+// tileActs copies the Q8_K quants of a batch into tile order: for token
+// tile i and super-block sb, the 16 tokens' 256 quants at
+// ((i*nb+sb)*16 + t)*256, zeros for the missing tokens of a last partial
+// tile, so every A tile is 16 aligned rows 256 bytes apart.
+func tileActs(dst []byte, a []quant.BlockQ8K, b, nb int) {
+	tiles := (b + 15) / 16
+	clear(dst[((tiles-1)*nb*16)*256:])
+	for t := 0; t < b; t++ {
+		base := ((t/16)*nb*16 + t%16) * 256
+		for sb := 0; sb < nb; sb++ {
+			*(*[256]int8)(unsafe.Pointer(&dst[base+sb*16*256])) = a[t*nb+sb].Qs
+		}
+	}
 }
 
 // groups returns n bytes of scratch for interleaving plain blocks.
