@@ -33,7 +33,7 @@ func (ef *engineFlags) add(c *cobra.Command) {
 	f.IntVar(&ef.threads, "threads", 0, "threads for matrix products (0 = the physical cores)")
 	f.StringVar(&ef.gelu, "gelu", "erf", "GELU: erf (reference), tanh, or table (llama.cpp's fp16 table)")
 	f.BoolVar(&ef.floatActs, "float-activations", false, "use unrounded float32 activations instead of llama.cpp's per-type rounding")
-	f.IntVar(&ef.batch, "batch", 64, "prefill chunk size")
+	f.IntVar(&ef.batch, "batch", 0, "prefill chunk size (0: the engine's default, 256 with matrix-matrix kernels, else 64)")
 	f.BoolVar(&ef.jsonOutput, "json", false, "print JSON")
 }
 

@@ -33,7 +33,8 @@ type Options struct {
 	// which integer kernels need.
 	FloatActivations bool
 	// Batch is the prefill chunk: how many prompt tokens go through each
-	// layer together (default 64, at most 257).
+	// layer together (default kernels.PrefillBatch: 256 with matrix-matrix
+	// kernels, 64 without; at most RingSlack+1).
 	Batch int
 	// MaxContext bounds the number of cached positions (default: the
 	// model's context length).
@@ -130,7 +131,7 @@ type engine struct {
 func NewEngine(m *Model, opts Options) (*Engine, error) {
 	c := m.Config
 	if opts.Batch <= 0 {
-		opts.Batch = 64
+		opts.Batch = kernels.PrefillBatch()
 	}
 	if opts.Threads < 0 || opts.Threads > MaxThreads {
 		return nil, fmt.Errorf("threads must be between 1 and %d, not %d", MaxThreads, opts.Threads)
