@@ -55,3 +55,11 @@ func PrefillBatch() int {
 	}
 	return 64
 }
+
+// PlainBatchSlower reports whether batched products of plain Q4_K matrices
+// are slower than of interleaved ones at the current level: the
+// interleaved layout has batched kernels the plain one lacks (AVX2: about
+// half the speed), so a long prompt is worth repacking for first.
+func PlainBatchSlower() bool {
+	return (cur.q4kx84 != nil || cur.q4kx8mm != nil) && cur.q4kmm == nil
+}

@@ -50,6 +50,13 @@ type Options struct {
 	slack int
 }
 
+// repackFirstTokens is the prompt length from which Eval waits for a
+// pending background repack before prefilling (kernels.PlainBatchSlower):
+// on AVX2 the interleaved batched Q4_K kernels are about twice as fast as
+// the plain ones, so a prompt that takes several seconds gains more than
+// the 1-3 s the repack costs.
+const repackFirstTokens = 512
+
 // MaxThreads bounds Options.Threads: each thread is a locked OS thread.
 const MaxThreads = 256
 
@@ -277,6 +284,17 @@ func (e *Engine) EvalTo(ctx context.Context, tokens []int, mode LogitsMode, dst 
 			return nil, fmt.Errorf("eval: no tokens to compute logits for")
 		}
 		out = grow(dst, V)
+	}
+	if !e.kicked && e.m.rp != nil && len(tokens) >= repackFirstTokens && kernels.PlainBatchSlower() {
+		// The first prompt of an agent run is its longest; on a level
+		// whose batched kernels are faster on the interleaved layout it
+		// is worth waiting for the repack (1-3 s) instead of prefilling
+		// it on the plain one. A failed repack leaves the file layout,
+		// which still computes the same.
+		if err := e.m.WaitRepack(ctx); err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e.kicked = true
 	}
 	for start := 0; start < len(tokens); start += e.opts.Batch {
 		end := min(len(tokens), start+e.opts.Batch)
