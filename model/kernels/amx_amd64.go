@@ -254,6 +254,7 @@ func amxLevel(below table) (level, error) {
 	t := below
 	t.q80mm = q80AMX
 	t.q4kmm, t.q4kx8mm = q4kAMX, q4kx8AMX
+	t.q5kmm = q5kAMX
 	t.q6kmm, t.q6kx8mm = q6kAMX, q6kx8AMX
 	t.bf16mm = bf16AMX
 	return level{name: "amx", tab: t}, nil
@@ -555,4 +556,43 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	if r16 < rows {
 		matMulFloat("MatMulBF16", w[r16*rb:], rows-r16, x, b, out[r16:], ldo, 2, MatVecBF16, cur.bf164)
 	}
+}
+
+//go:noescape
+func unpackQ5KAMX(dst, g0, g1, h0, h1 *byte)
+
+// pack16Q5K lays out super-block 0 of 16 plain Q5_K rows for
+// unpackQ5KAMX: d, dmin, scales and quants exactly as pack16Q4K would for
+// a Q4_K block with the same fields (g[:2304]), and the qh bytes
+// transposed like the quants, rows 0-7 at g[2304:2560], rows 8-15 at
+// g[2560:2816].
+func pack16Q5K(g, src []byte, rb int, planes *[256]byte) {
+	const gb = 8 * quant.BlockQ4_KSize
+	_ = src[15*rb+quant.BlockQ5_KSize-1]
+	g0, g1 := g[:gb], g[gb:2*gb]
+	transposeB16(&planes[0], &src[0], rb)
+	for r := 0; r < 8; r++ {
+		g0[2*r], g0[2*r+1], g0[16+2*r], g0[17+2*r] = planes[r], planes[16+r], planes[32+r], planes[48+r]
+		g1[2*r], g1[2*r+1], g1[16+2*r], g1[17+2*r] = planes[8+r], planes[24+r], planes[40+r], planes[56+r]
+	}
+	for k := 0; k < 12; k++ {
+		copy(g0[32+8*k:40+8*k], planes[16*(4+k):])
+		copy(g1[32+8*k:40+8*k], planes[16*(4+k)+8:])
+	}
+	for p := 0; p < 4; p++ {
+		transposeD16(&g0[128+256*p], &g1[128+256*p], 32, &src[48+32*p], rb)
+	}
+	transposeD16(&g[2*gb], &g[2*gb+256], 32, &src[16], rb)
+}
+
+func q5kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	rb := len(a) / b * quant.BlockQ5_KSize
+	const bs, gb = quant.BlockQ5_KSize, 8 * quant.BlockQ4_KSize
+	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+		g := s.groups(2*gb + 512)
+		pack16Q5K(g, w[r0*rb+sb*bs:], rb, &s.planes)
+		unpackQ5KAMX(&dst[0], &g[0], &g[gb], &g[2*gb], &g[2*gb+256])
+	}, amxQK4, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		matMul("MatMulQ5K", w, rows, a, b, out, ldo, quant.BlockQ5_KSize, MatVecQ5K, nil)
+	}, rb)
 }

@@ -30,6 +30,7 @@ func TestGemmK(t *testing.T) {
 	kernels := []kern{
 		{quant.Q4_K, false, MatMulQ4K, quant.DotQ4K},
 		{quant.Q4_K, true, MatMulQ4Kx8, quant.DotQ4K},
+		{quant.Q5_K, false, MatMulQ5K, quant.DotQ5K},
 		{quant.Q6_K, false, MatMulQ6K, quant.DotQ6K},
 		{quant.Q6_K, true, MatMulQ6Kx8, quant.DotQ6K},
 	}

@@ -75,6 +75,7 @@ type table struct {
 	q80mm   gemmQ80
 	q4kmm   gemmQ8K
 	q4kx8mm gemmQ8K
+	q5kmm   gemmQ8K
 	q6kmm   gemmQ8K
 	q6kx8mm gemmQ8K
 	bf16mm  gemmFloat
@@ -185,6 +186,9 @@ func use(l level) {
 		}
 		if src.q4kx8mm != nil {
 			dst.q4kx8mm = src.q4kx8mm
+		}
+		if src.q5kmm != nil {
+			dst.q5kmm = src.q5kmm
 		}
 		if src.q6kmm != nil {
 			dst.q6kmm = src.q6kmm
