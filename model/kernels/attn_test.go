@@ -66,3 +66,34 @@ func abs32(x float32) float32 {
 	}
 	return x
 }
+
+// BenchmarkAttnRows: one query head against 512 cached positions of a
+// 256-float head (the KV rows 512 floats apart, as in Spark's cache), per
+// level, in GFLOP/s.
+func BenchmarkAttnRows(b *testing.B) {
+	const d, n, stride = 256, 512, 512
+	r := rand.New(rand.NewPCG(47, 48))
+	k := make([]float32, n*stride)
+	for i := range k {
+		k[i] = float32(r.NormFloat64())
+	}
+	q := make([]float32, d)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	sc := make([]float32, n)
+	o := make([]float32, d)
+	for _, l := range Levels() {
+		b.Run(l, func(b *testing.B) {
+			if err := SetISA(l); err != nil {
+				b.Fatal(err)
+			}
+			defer SetISA(Levels()[len(Levels())-1])
+			for b.Loop() {
+				DotRows(q, k, stride, sc)
+				AxpyRows(sc, k, stride, o)
+			}
+			b.ReportMetric(4*d*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
