@@ -214,35 +214,102 @@ func cpuHasAMX() bool {
 		x.HasAMXTile && x.HasAMXInt8 && x.HasAMXBF16
 }
 
-// amxProbe runs one small product of every AMX kernel and compares it with
-// the reference.
+// amxProbe runs a small product through every kind of tile kernel (Q8_0:
+// TDPBSSD; the K-quants: TDPBSUD and TDPBSSD; BF16: TDPBF16PS), with
+// integer-valued data whose results are exact, and compares each with the
+// quant reference.
 func amxProbe() error {
-	const rows, nb, b = 16, 2, 3
-	w := make([]byte, rows*nb*quant.BlockQ8_0Size)
-	a := make([]quant.BlockQ8_0, b*nb)
-	for i := range w {
-		w[i] = byte(i*7 + 3)
+	const rows, b = 16, 17
+	// Q8_0: signed weights and activations of both signs, d = D = 1.
+	const nb8 = 2
+	w8 := make([]byte, rows*nb8*quant.BlockQ8_0Size)
+	for i := range w8 {
+		w8[i] = byte(i*7 + 3)
 	}
-	for r := 0; r < rows*nb; r++ {
-		w[r*quant.BlockQ8_0Size], w[r*quant.BlockQ8_0Size+1] = 0x00, 0x3C // d = 1
+	for blk := 0; blk < rows*nb8; blk++ {
+		w8[blk*quant.BlockQ8_0Size], w8[blk*quant.BlockQ8_0Size+1] = 0x00, 0x3C
 	}
-	for i := range a {
-		a[i].D = 1
-		for j := range a[i].Qs {
-			a[i].Qs[j] = int8(i*5 + j*3 - 40)
+	a8 := make([]quant.BlockQ8_0, b*nb8)
+	for i := range a8 {
+		a8[i].D = 1
+		for j := range a8[i].Qs {
+			a8[i].Qs[j] = int8(i*5 + j*3 - 40)
 		}
+	}
+	// Q4_K and Q6_K: patterned quants and scales, d = dmin = D = 1.
+	ak := make([]quant.BlockQ8K, b)
+	for i := range ak {
+		ak[i].D = 1
+		for j := range ak[i].Qs {
+			ak[i].Qs[j] = int8((i*11+j*7)%255 - 127)
+		}
+		for g := range ak[i].Bsums {
+			var s int16
+			for _, q := range ak[i].Qs[16*g : 16*g+16] {
+				s += int16(q)
+			}
+			ak[i].Bsums[g] = s
+		}
+	}
+	w4 := make([]byte, rows*quant.BlockQ4_KSize)
+	for i := range w4 {
+		w4[i] = byte(i*13 + 5)
+	}
+	w6 := make([]byte, rows*quant.BlockQ6_KSize)
+	for i := range w6 {
+		w6[i] = byte(i*29 + 1)
+	}
+	for r := 0; r < rows; r++ {
+		b4 := w4[r*quant.BlockQ4_KSize:]
+		b4[0], b4[1], b4[2], b4[3] = 0x00, 0x3C, 0x00, 0x3C
+		b6 := w6[r*quant.BlockQ6_KSize:]
+		b6[208], b6[209] = 0x00, 0x3C
+	}
+	// BF16: small integers.
+	const n = 64
+	wb := make([]byte, 2*rows*n)
+	for i := 0; i < rows*n; i++ {
+		h := quant.FP32ToBF16(float32(i%17 - 8))
+		wb[2*i], wb[2*i+1] = byte(h), byte(h>>8)
+	}
+	xb := make([]float32, b*n)
+	for i := range xb {
+		xb[i] = float32(i%13 - 6)
 	}
 	out := make([]float32, b*rows)
-	q80AMX(w, rows, a, b, out, rows)
-	for t := 0; t < b; t++ {
-		for r := 0; r < rows; r++ {
-			want := quant.DotQ8_0(w[r*nb*quant.BlockQ8_0Size:(r+1)*nb*quant.BlockQ8_0Size], a[t*nb:(t+1)*nb])
-			if out[t*rows+r] != want {
-				return fmt.Errorf("Q8_0 token %d row %d: got %v, want %v", t, r, out[t*rows+r], want)
+	check := func(name string, ref func(r, t int) float32) error {
+		for t := 0; t < b; t++ {
+			for r := 0; r < rows; r++ {
+				if want := ref(r, t); out[t*rows+r] != want {
+					return fmt.Errorf("%s token %d row %d: got %v, want %v", name, t, r, out[t*rows+r], want)
+				}
 			}
 		}
+		return nil
 	}
-	return nil
+	q80AMX(w8, rows, a8, b, out, rows)
+	if err := check("Q8_0", func(r, t int) float32 {
+		rb := nb8 * quant.BlockQ8_0Size
+		return quant.DotQ8_0(w8[r*rb:(r+1)*rb], a8[t*nb8:(t+1)*nb8])
+	}); err != nil {
+		return err
+	}
+	q4kAMX(w4, rows, ak, b, out, rows)
+	if err := check("Q4_K", func(r, t int) float32 {
+		return quant.DotQ4K(w4[r*quant.BlockQ4_KSize:(r+1)*quant.BlockQ4_KSize], ak[t:t+1])
+	}); err != nil {
+		return err
+	}
+	q6kAMX(w6, rows, ak, b, out, rows)
+	if err := check("Q6_K", func(r, t int) float32 {
+		return quant.DotQ6K(w6[r*quant.BlockQ6_KSize:(r+1)*quant.BlockQ6_KSize], ak[t:t+1])
+	}); err != nil {
+		return err
+	}
+	bf16AMX(wb, rows, xb, b, out, rows)
+	return check("BF16", func(r, t int) float32 {
+		return quant.DotBF16(wb[2*r*n:2*(r+1)*n], xb[t*n:(t+1)*n])
+	})
 }
 
 // amxLevel returns the AMX level built on the vector table below it, or
@@ -623,3 +690,6 @@ func attn512(t *table) {
 		axpyRows512(&p[0], &v[0], stride, len(p), len(o), &o[0])
 	}
 }
+
+//go:noescape
+func amxOne(op int, c *int32, a, b *byte, cfg *tileCfg)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/droidgo/droidgo/model/quant"
 )
@@ -230,4 +231,116 @@ func TestAMXEncodings(t *testing.T) {
 		t.Fatal("no byte-encoded instructions found")
 	}
 	t.Logf("%d byte-encoded AMX instructions match their mnemonics", n)
+}
+
+// TestAMXInstructions checks each tile instruction the kernels use against
+// a scalar model of its definition (Intel SDM), on values that exercise
+// the signs (an emulator that multiplies signed bytes as unsigned fails
+// here, not only in a kernel test) and, for TDPBF16PS, small integers whose
+// sums are exact in any order.
+func TestAMXInstructions(t *testing.T) {
+	if !hasLevel("amx") {
+		amxSkip(t)
+	}
+	cfg := tileCfg{palette: 1}
+	for i := 0; i < 3; i++ {
+		cfg.rows[i], cfg.colsb[i] = 16, 64
+	}
+	r := rand.New(rand.NewPCG(49, 50))
+	var a, b [16 * 64]byte
+	for i := range a {
+		a[i], b[i] = byte(r.Uint32()), byte(r.Uint32())
+	}
+	c0 := make([]int32, 256)
+	for i := range c0 {
+		c0[i] = int32(r.Uint32()>>8) - 1<<23
+	}
+	s8 := func(x byte) int32 { return int32(int8(x)) }
+	u8 := func(x byte) int32 { return int32(x) }
+	for op, c := range []struct {
+		name string
+		ea   func(byte) int32
+		eb   func(byte) int32
+	}{{"tdpbssd", s8, s8}, {"tdpbsud", s8, u8}, {"tdpbusd", u8, s8}, {"tdpbuud", u8, u8}} {
+		got := append([]int32(nil), c0...)
+		amxOne(op, &got[0], &a[0], &b[0], &cfg)
+		for m := 0; m < 16; m++ {
+			for n := 0; n < 16; n++ {
+				want := c0[16*m+n]
+				for k := 0; k < 16; k++ {
+					for j := 0; j < 4; j++ {
+						want += c.ea(a[64*m+4*k+j]) * c.eb(b[64*k+4*n+j])
+					}
+				}
+				if got[16*m+n] != want {
+					t.Fatalf("%s: C[%d][%d] = %d, want %d (the instruction itself, not a kernel)", c.name, m, n, got[16*m+n], want)
+				}
+			}
+		}
+	}
+	// TDPBF16PS: C (f32) += sum over pairs of bf16 products.
+	var af, bf [16 * 64]byte
+	bf16 := func(dst []byte, v float32) {
+		h := quant.FP32ToBF16(v)
+		dst[0], dst[1] = byte(h), byte(h>>8)
+	}
+	val := func(x []byte) float32 { return quant.BF16ToFP32(uint16(x[0]) | uint16(x[1])<<8) }
+	for i := 0; i < 16*32; i++ {
+		bf16(af[2*i:], float32(r.IntN(33)-16))
+		bf16(bf[2*i:], float32(r.IntN(33)-16))
+	}
+	cf := make([]float32, 256)
+	for i := range cf {
+		cf[i] = float32(r.IntN(2001) - 1000)
+	}
+	got := append([]float32(nil), cf...)
+	amxOne(4, (*int32)(unsafe.Pointer(&got[0])), &af[0], &bf[0], &cfg)
+	for m := 0; m < 16; m++ {
+		for n := 0; n < 16; n++ {
+			want := cf[16*m+n]
+			for k := 0; k < 16; k++ {
+				for j := 0; j < 2; j++ {
+					want += val(af[64*m+4*k+2*j:]) * val(bf[64*k+4*n+2*j:])
+				}
+			}
+			if got[16*m+n] != want {
+				t.Fatalf("tdpbf16ps: C[%d][%d] = %v, want %v (the instruction itself, not a kernel)", m, n, got[16*m+n], want)
+			}
+		}
+	}
+}
+
+// TestEmulatedX86 runs this package's kernel tests under an x86 emulator
+// that has AMX and AVX-512 (an emulated Sapphire Rapids), for hosts without
+// them: DROIDGO_X86_EMULATOR names the runner, a command that is given the
+// static test binary and its arguments (for example a script that boots a
+// kernel with the binary in its initramfs). The emulated run must offer the
+// amx level (DROIDGO_REQUIRE_ISA=amx), so a missing feature fails rather
+// than skips. Without the variable the test skips with a message.
+func TestEmulatedX86(t *testing.T) {
+	runner := os.Getenv("DROIDGO_X86_EMULATOR")
+	if runner == "" {
+		t.Skip("DROIDGO_X86_EMULATOR not set: no emulated run (AMX/AVX-512 kernels are tested natively only where the CPU has them)")
+	}
+	if testing.Short() {
+		t.Skip("emulated runs are slow; skipped in -short mode")
+	}
+	bin := filepath.Join(t.TempDir(), "kernels.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the test binary: %v\n%s", err, out)
+	}
+	cmd := exec.Command("sh", "-c", runner+` "$@"`, "runner", bin,
+		"-test.run", "^Test(AMX|Gemm|MatMul|MatVec|Attn|Levels|Repack)", "-test.v", "-test.short")
+	cmd.Env = append(os.Environ(), "DROIDGO_REQUIRE_ISA=amx", "DROIDGO_X86_EMULATOR=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("tests under %q: %v\n%s", runner, err, out)
+	}
+	pass := strings.Count(string(out), "--- PASS")
+	if pass == 0 || !strings.Contains(string(out), "/amx") {
+		t.Fatalf("tests under %q ran no amx-level test:\n%s", runner, out)
+	}
+	t.Logf("under %q: %d tests and subtests passed, amx level included", runner, pass)
 }
