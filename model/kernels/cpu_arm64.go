@@ -11,7 +11,10 @@ import (
 
 // archLevels: "neon" (every arm64 CPU) runs every kernel in plain NEON (the
 // int8 dot products as SMULL+SADALP); "dotprod" replaces the Q4_K, Q5_K, Q6_K
-// and Q8_0 ones with SDOT kernels (Q5_K has only the SDOT one).
+// and Q8_0 ones with SDOT kernels (Q5_K has only the SDOT one); "i8mm" (FEAT_I8MM,
+// found by x/sys/cpu from HWCAP2 on Linux and Android, sysctl on darwin) adds
+// SMMLA matrix-matrix kernels for batched Q8_0, Q4_K and Q6_K products
+// (mmla_arm64.go).
 func archLevels() []level {
 	ls := []level{{name: "neon", tab: neonTable}}
 	if cpu.ARM64.HasASIMDDP {
@@ -38,6 +41,9 @@ func archLevels() []level {
 			q80DOT(&w[0], &a[0], len(a), rows, &out[0])
 		}
 		ls = append(ls, level{name: "dotprod", tab: t})
+		if cpu.ARM64.HasI8MM {
+			ls = append(ls, level{name: "i8mm", tab: i8mmTable(t)})
+		}
 	}
 	return ls
 }

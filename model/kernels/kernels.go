@@ -13,7 +13,7 @@
 //
 // The instruction set is chosen once at start-up: the best level the CPU
 // supports, lowered by the environment variable DROIDGO_ISA
-// (generic|avx2|amx on amd64, generic|neon|dotprod on arm64). A level is
+// (generic|avx2|amx on amd64, generic|neon|dotprod|i8mm on arm64). A level is
 // only ever selectable when every kernel it installs is covered by this
 // package's tests against the references.
 //

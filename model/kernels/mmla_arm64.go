@@ -1,0 +1,331 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+
+	"github.com/droidgo/droidgo/model/quant"
+)
+
+// The i8mm matrix-matrix kernels. SMMLA multiplies a 2x8 int8 matrix by an
+// 8x2 one into a 2x2 int32 one, so the assembly micro-kernels (mmla_arm64.s)
+// work on tiles of 4 rows x 4 tokens as 2x2 SMMLA pairs. Go packs the
+// operands into the order SMMLA wants: each 4-token quad of the batch once
+// per call, and each 4-row quad of weights once, unpacked to int8 with its
+// scales as int32 and float32 vectors, then reused for every token quad of
+// the batch. Rows and tokens past the end are packed as zeros and their
+// results dropped, so any shape works.
+//
+// A packed chunk is 8 consecutive k of two rows (or tokens) side by side
+// (16 bytes, one SMMLA operand); a chunk of a quad is its pair 0 then its
+// pair 1 (32 bytes). Per block, a weight quad holds:
+//
+//	Q8_0 (160 bytes):  4 chunks; d as [d0 d0 d1 d1][d2 d2 d3 d3] (f32)
+//	Q4_K (1408 bytes): per sub-block j < 8: 4 chunks, then its scales as
+//	                   [s0 s0 s1 s1][s2 s2 s3 s3] (int32); the mins as 2
+//	                   chunks of m[k/2] for the 16 bsums; d; -dmin
+//	Q6_K (1568 bytes): per sub-block j < 16: 2 chunks of quants-32, scales;
+//	                   then d
+//
+// and an activation quad:
+//
+//	Q8_0 (160 bytes):  4 chunks; D as [a0 a1 a0 a1][a2 a3 a2 a3]
+//	Q8_K (1184 bytes): 32 chunks; the bsums split as 16*hi + lo (hi =
+//	                   bsum>>4, lo = bsum&15, both int8) in 2 chunks each;
+//	                   D
+//
+// so every integer part is exact and the float part per block is the
+// reference's (d*D)*isum - (dmin*D)*msum.
+const (
+	mmQ80W = 160
+	mmQ80A = 160
+	mmQ4KW = 1408
+	mmQ6KW = 1568
+	mmQ8KA = 1184
+)
+
+// i8mmTable adds the SMMLA matrix-matrix kernels to the dotprod level's
+// table t (the plain and the interleaved K-quant layouts share them: both
+// are unpacked to the same packed quads).
+func i8mmTable(t table) table {
+	t.q80mm = func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
+		nb := len(a) / b
+		rb := nb * quant.BlockQ8_0Size
+		buf := packQ80Acts(a, b, nb)
+		defer mmPool.Put(buf)
+		mmla(rows, b, nb, mmQ80W, mmQ80A, *buf, out, ldo, q80MMLA, func(dst []byte, r0, n int) {
+			for i := 0; i < nb; i++ {
+				var q [4][32]int8
+				var d [4]float32
+				for r := 0; r < n; r++ {
+					blk := w[(r0+r)*rb+i*quant.BlockQ8_0Size:]
+					d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk))
+					for k := range 32 {
+						q[r][k] = int8(blk[2+k])
+					}
+				}
+				o := dst[i*mmQ80W:]
+				for c := 0; c < 4; c++ {
+					putChunk(o[32*c:], q[0][8*c:], q[1][8*c:], q[2][8*c:], q[3][8*c:])
+				}
+				putRowF32(o[128:], d)
+			}
+		})
+	}
+	q4k := func(x8 bool) gemmQ8K {
+		return func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+			nb := len(a) / b
+			buf := packQ8KActs(a, b, nb)
+			defer mmPool.Put(buf)
+			mmla(rows, b, nb, mmQ4KW, mmQ8KA, *buf, out, ldo, q4kMMLA, func(dst []byte, r0, n int) {
+				var tmp [quant.BlockQ4_KSize]byte
+				for i := 0; i < nb; i++ {
+					var q [4][256]int8
+					var sc, m [4][8]int32
+					var d, dmin [4]float32
+					for r := 0; r < n; r++ {
+						blk := kBlock(w, x8, r0+r, i, nb, quant.BlockQ4_KSize, tmp[:], unpackQ4K)
+						d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk))
+						dmin[r] = -quant.FP16ToFP32(binary.LittleEndian.Uint16(blk[2:]))
+						for j := 0; j < 8; j++ {
+							s, mm := quant.ScaleMinK4(j, blk[4:16])
+							sc[r][j], m[r][j] = int32(s), int32(mm)
+						}
+						qs := blk[16:]
+						for j := 0; j < 4; j++ {
+							for l := 0; l < 32; l++ {
+								q[r][64*j+l] = int8(qs[32*j+l] & 15)
+								q[r][64*j+32+l] = int8(qs[32*j+l] >> 4)
+							}
+						}
+					}
+					o := dst[i*mmQ4KW:]
+					for j := 0; j < 8; j++ {
+						s := o[160*j:]
+						for c := 0; c < 4; c++ {
+							k := 32*j + 8*c
+							putChunk(s[32*c:], q[0][k:], q[1][k:], q[2][k:], q[3][k:])
+						}
+						putRowI32(s[128:], sc[0][j], sc[1][j], sc[2][j], sc[3][j])
+					}
+					var mk [4][16]int8 // m of the sub-block of each of the 16 bsums
+					for r := range 4 {
+						for k := range 16 {
+							mk[r][k] = int8(m[r][k/2])
+						}
+					}
+					putChunk(o[1280:], mk[0][:], mk[1][:], mk[2][:], mk[3][:])
+					putChunk(o[1312:], mk[0][8:], mk[1][8:], mk[2][8:], mk[3][8:])
+					putRowF32(o[1344:], d)
+					putRowF32(o[1376:], dmin)
+				}
+			})
+		}
+	}
+	q6k := func(x8 bool) gemmQ8K {
+		return func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+			nb := len(a) / b
+			buf := packQ8KActs(a, b, nb)
+			defer mmPool.Put(buf)
+			mmla(rows, b, nb, mmQ6KW, mmQ8KA, *buf, out, ldo, q6kMMLA, func(dst []byte, r0, n int) {
+				var tmp [quant.BlockQ6_KSize]byte
+				for i := 0; i < nb; i++ {
+					var q [4][256]int8
+					var sc [4][16]int32
+					var d [4]float32
+					for r := 0; r < n; r++ {
+						blk := kBlock(w, x8, r0+r, i, nb, quant.BlockQ6_KSize, tmp[:], unpackQ6K)
+						d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk[208:]))
+						for s := range 16 {
+							sc[r][s] = int32(int8(blk[192+s]))
+						}
+						ql, qh := blk[0:128], blk[128:192]
+						for half := 0; half < 2; half++ {
+							for l := 0; l < 32; l++ {
+								l0, l1, h := ql[64*half+l], ql[64*half+l+32], qh[32*half+l]
+								k := 128*half + l
+								q[r][k] = int8(l0&15|(h&3)<<4) - 32
+								q[r][k+32] = int8(l1&15|(h>>2&3)<<4) - 32
+								q[r][k+64] = int8(l0>>4|(h>>4&3)<<4) - 32
+								q[r][k+96] = int8(l1>>4|(h>>6&3)<<4) - 32
+							}
+						}
+					}
+					o := dst[i*mmQ6KW:]
+					for s := 0; s < 16; s++ {
+						p := o[96*s:]
+						for c := 0; c < 2; c++ {
+							k := 16*s + 8*c
+							putChunk(p[32*c:], q[0][k:], q[1][k:], q[2][k:], q[3][k:])
+						}
+						putRowI32(p[64:], sc[0][s], sc[1][s], sc[2][s], sc[3][s])
+					}
+					putRowF32(o[1536:], d)
+				}
+			})
+		}
+	}
+	t.q4kmm, t.q4kx8mm = q4k(false), q4k(true)
+	t.q6kmm, t.q6kx8mm = q6k(false), q6k(true)
+	return t
+}
+
+// kBlock returns block i of row r of a K-quant matrix of nb blocks per row:
+// in place for the plain layout, unpacked into tmp for the interleaved one.
+func kBlock(w []byte, x8 bool, r, i, nb, bs int, tmp []byte, unpack func(blk, gb []byte, r int)) []byte {
+	if !x8 {
+		return w[(r*nb+i)*bs : (r*nb+i+1)*bs]
+	}
+	g := r / Interleave * Interleave
+	unpack(tmp, w[(g*nb+i*Interleave)*bs:(g*nb+(i+1)*Interleave)*bs], r)
+	return tmp
+}
+
+// mmla runs the micro-kernel kern over every 4-row x 4-token tile: each
+// weight quad is packed once (packW(dst, r0, n) for rows r0..r0+n-1, n <= 4)
+// and multiplied with every packed activation quad of acts.
+func mmla(rows, b, nb, wBlock, aBlock int, acts []byte, out []float32, ldo int, kern func(w, a *byte, nb int, c *float32), packW func(dst []byte, r0, n int)) {
+	wq := getBuf(nb * wBlock)
+	defer mmPool.Put(wq)
+	var c [16]float32
+	for r0 := 0; r0 < rows; r0 += 4 {
+		nr := min(4, rows-r0)
+		if nr < 4 {
+			clear(*wq)
+		}
+		packW(*wq, r0, nr)
+		for t0 := 0; t0 < b; t0 += 4 {
+			kern(&(*wq)[0], &acts[t0/4*nb*aBlock], nb, &c[0])
+			nt := min(4, b-t0)
+			for i, v := range c {
+				// lane i: accumulator p*2+q, element ii*2+jj = row 2p+ii, token 2q+jj
+				p, q, ii, jj := i>>3, i>>2&1, i>>1&1, i&1
+				r, t := 2*p+ii, 2*q+jj
+				if r < nr && t < nt {
+					out[(t0+t)*ldo+r0+r] = v
+				}
+			}
+		}
+	}
+}
+
+// packQ80Acts packs the b tokens of nb Q8_0 blocks each into quads.
+func packQ80Acts(a []quant.BlockQ8_0, b, nb int) *[]byte {
+	nq := (b + 3) / 4
+	buf := getBuf(nq * nb * mmQ80A)
+	clear(*buf)
+	for tq := 0; tq < nq; tq++ {
+		for i := 0; i < nb; i++ {
+			o := (*buf)[(tq*nb+i)*mmQ80A:]
+			var q [4][]int8
+			var d [4]float32
+			for t := range 4 {
+				q[t] = zeros[:]
+				if tok := 4*tq + t; tok < b {
+					blk := &a[tok*nb+i]
+					q[t], d[t] = blk.Qs[:], blk.D
+				}
+			}
+			for c := 0; c < 4; c++ {
+				putChunk(o[32*c:], q[0][8*c:], q[1][8*c:], q[2][8*c:], q[3][8*c:])
+			}
+			putColF32(o[128:], d)
+		}
+	}
+	return buf
+}
+
+// packQ8KActs packs the b tokens of nb Q8_K blocks each into quads.
+func packQ8KActs(a []quant.BlockQ8K, b, nb int) *[]byte {
+	nq := (b + 3) / 4
+	buf := getBuf(nq * nb * mmQ8KA)
+	clear(*buf)
+	for tq := 0; tq < nq; tq++ {
+		for i := 0; i < nb; i++ {
+			o := (*buf)[(tq*nb+i)*mmQ8KA:]
+			var q [4][]int8
+			var hi, lo [4][16]int8
+			var d [4]float32
+			for t := range 4 {
+				q[t] = zeros[:]
+				if tok := 4*tq + t; tok < b {
+					blk := &a[tok*nb+i]
+					q[t], d[t] = blk.Qs[:], blk.D
+					for k, s := range blk.Bsums {
+						hi[t][k], lo[t][k] = int8(s>>4), int8(s&15)
+					}
+				}
+			}
+			for c := 0; c < 32; c++ {
+				putChunk(o[32*c:], q[0][8*c:], q[1][8*c:], q[2][8*c:], q[3][8*c:])
+			}
+			for c := 0; c < 2; c++ {
+				putChunk(o[1024+32*c:], hi[0][8*c:], hi[1][8*c:], hi[2][8*c:], hi[3][8*c:])
+				putChunk(o[1088+32*c:], lo[0][8*c:], lo[1][8*c:], lo[2][8*c:], lo[3][8*c:])
+			}
+			putColF32(o[1152:], d)
+		}
+	}
+	return buf
+}
+
+var zeros [quant.QK_K]int8
+
+// putChunk writes one packed chunk: 8 values of x0 then x1 (pair 0), of x2
+// then x3 (pair 1).
+func putChunk(dst []byte, x0, x1, x2, x3 []int8) {
+	for k, x := range [4][]int8{x0, x1, x2, x3} {
+		for i := range 8 {
+			dst[8*k+i] = byte(x[i])
+		}
+	}
+}
+
+// putRowF32 writes a weight quad's per-row floats as [v0 v0 v1 v1][v2 v2 v3 v3].
+func putRowF32(dst []byte, v [4]float32) {
+	for i, x := range [8]float32{v[0], v[0], v[1], v[1], v[2], v[2], v[3], v[3]} {
+		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
+	}
+}
+
+// putColF32 writes a token quad's per-token floats as [v0 v1 v0 v1][v2 v3 v2 v3].
+func putColF32(dst []byte, v [4]float32) {
+	for i, x := range [8]float32{v[0], v[1], v[0], v[1], v[2], v[3], v[2], v[3]} {
+		binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(x))
+	}
+}
+
+// putRowI32 is putRowF32 for int32 scales.
+func putRowI32(dst []byte, v0, v1, v2, v3 int32) {
+	for i, x := range [8]int32{v0, v0, v1, v1, v2, v2, v3, v3} {
+		binary.LittleEndian.PutUint32(dst[4*i:], uint32(x))
+	}
+}
+
+// mmPool recycles the packing buffers (a prefill batch of 256 tokens packs
+// about 1.2 KiB per token and 256 weights).
+var mmPool sync.Pool
+
+func getBuf(n int) *[]byte {
+	if p, ok := mmPool.Get().(*[]byte); ok && cap(*p) >= n {
+		*p = (*p)[:n]
+		return p
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+// The micro-kernels: a 4-row x 4-token tile over nb blocks of the packed
+// quads w and a, c[(p*2+q)*4 + i*2 + j] = row 2p+i times token 2q+j.
+
+//go:noescape
+func q80MMLA(w, a *byte, nb int, c *float32)
+
+//go:noescape
+func q4kMMLA(w, a *byte, nb int, c *float32)
+
+//go:noescape
+func q6kMMLA(w, a *byte, nb int, c *float32)
