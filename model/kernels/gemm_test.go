@@ -13,7 +13,17 @@ import (
 // vector kernels), one and many blocks along K. Batches below gemmMinTokens
 // are covered by the MatMul tests.
 var gemmShapes = []struct{ rows, nb, b int }{
-	{16, 1, 16}, {16, 8, 17}, {48, 3, 33}, {40, 2, 16}, {37, 26, 20}, {32, 8, 64}, {24, 1, 31},
+	{16, 1, 16}, {16, 8, 17}, {48, 3, 33}, {40, 2, 16}, {37, 26, 20}, {32, 8, 64}, {24, 1, 31}, {13, 2, 19},
+}
+
+// gemmCases is gemmShapes, trimmed in -short mode (emulated runs) to one
+// shape of each kind: many blocks, a partial token tile, rows that are not
+// a multiple of 4 (arm64's row quads) or of 16.
+func gemmCases() []struct{ rows, nb, b int } {
+	if testing.Short() {
+		return []struct{ rows, nb, b int }{{16, 8, 17}, {40, 2, 16}, {24, 1, 31}, {13, 2, 19}}
+	}
+	return gemmShapes
 }
 
 // TestGemmK runs the batched K-quant products in both layouts through
@@ -42,7 +52,7 @@ func TestGemmK(t *testing.T) {
 				if mode == modeExactMin && lay.dminOff < 0 {
 					continue
 				}
-				for _, c := range gemmShapes {
+				for _, c := range gemmCases() {
 					if k.x8 && c.rows%Interleave != 0 {
 						continue
 					}
@@ -91,7 +101,7 @@ func TestGemmQ8_0(t *testing.T) {
 			if mode == modeExactMin {
 				continue
 			}
-			for _, c := range gemmShapes {
+			for _, c := range gemmCases() {
 				nb := c.nb * 8 // Q8_0 rows of the same widths as the K-quant ones
 				w := makeWeights(r, lay, nb, c.rows, mode)
 				a := make([]quant.BlockQ8_0, 0, c.b*nb)
@@ -131,7 +141,7 @@ func TestGemmBF16(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(35, 36))
 		for _, exact := range []bool{false, true} {
-			for _, c := range gemmShapes {
+			for _, c := range gemmCases() {
 				n := c.nb * 64
 				if c.b%2 == 1 {
 					n += 13 // a partial last chunk of 32

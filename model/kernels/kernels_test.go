@@ -5,16 +5,23 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/quant"
 )
 
 // forEachLevel runs f once for every instruction-set level this CPU has, so
-// one test run covers the generic and every assembly path.
+// one test run covers the generic and every assembly path. With
+// DROIDGO_TEST_ONE_LEVEL=1 it runs only the level in use: the emulated arm64
+// runs set it, one emulated CPU model per level, which keeps them short.
 func forEachLevel(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
 	orig := ISA()
+	if os.Getenv("DROIDGO_TEST_ONE_LEVEL") == "1" {
+		t.Run(orig, f)
+		return
+	}
 	t.Cleanup(func() {
 		if err := SetISA(orig); err != nil {
 			t.Fatal(err)

@@ -9,9 +9,11 @@ import (
 )
 
 // TestQEMUArm64 cross-compiles this package's tests for arm64 and runs them
-// under qemu-user twice: on a CPU with dotprod (-cpu max) and on one without
-// (-cpu cortex-a53), so CI on x86 proves the NEON and SDOT kernels and the
-// dispatch fallback. It skips when qemu-aarch64-static is missing unless
+// under qemu-user once per arm64 level, on a CPU model whose best level it is:
+// -cpu max with 128-bit SVE like a phone core (i8mm), cortex-a76 (dotprod, no
+// i8mm) and cortex-a53 (neon), each asserting the level start-up chose and
+// running the kernel tests at that level only, so CI on x86 proves the NEON,
+// SDOT and SMMLA kernels and the dispatch fallbacks. It skips when qemu-aarch64-static is missing unless
 // DROIDGO_REQUIRE_QEMU=1, when it fails instead.
 func TestQEMUArm64(t *testing.T) {
 	if runtime.GOARCH == "arm64" {
@@ -34,15 +36,15 @@ func TestQEMUArm64(t *testing.T) {
 		t.Fatalf("cross-compile arm64 tests: %v\n%s", err, out)
 	}
 	for _, c := range []struct{ cpu, env, wantISA string }{
-		{"max", "", "dotprod"},
+		{"max,sve-default-vector-length=16", "", "i8mm"},
+		{"cortex-a76", "", "dotprod"},
 		{"cortex-a53", "", "neon"},
-		{"max", "neon", "neon"},
 	} {
 		t.Run(c.cpu+"/"+c.wantISA, func(t *testing.T) {
-			// -test.short trims TestMatMulFloat's batch sizes: emulated
-			// floating point is slow.
-			cmd := exec.Command(qemu, "-cpu", c.cpu, bin, "-test.run", "^Test(MatVec|MatMul|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)", "-test.short", "-test.v")
-			cmd.Env = append(os.Environ(), "DROIDGO_WANT_ISA="+c.wantISA, "DROIDGO_ISA="+c.env)
+			// -test.short trims TestMatMulFloat's batch sizes and the Gemm
+			// shapes: emulated floating point is slow.
+			cmd := exec.Command(qemu, "-cpu", c.cpu, bin, "-test.run", qemuTests, "-test.short", "-test.v")
+			cmd.Env = append(os.Environ(), "DROIDGO_WANT_ISA="+c.wantISA, "DROIDGO_ISA="+c.env, "DROIDGO_TEST_ONE_LEVEL=1")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("arm64 tests under qemu -cpu %s: %v\n%s", c.cpu, err, out)
@@ -51,6 +53,9 @@ func TestQEMUArm64(t *testing.T) {
 		})
 	}
 }
+
+// qemuTests are the tests the emulated arm64 runs run.
+const qemuTests = "^Test(MatVec|MatMul|Gemm|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)"
 
 // TestISAMatches checks the level chosen at start-up when the caller says
 // which one to expect (the qemu test does, per emulated CPU model).

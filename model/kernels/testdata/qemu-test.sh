@@ -1,6 +1,6 @@
 #!/bin/sh
-# Runs the arm64 kernel tests under qemu-user on an x86 host: once on a CPU
-# with dotprod (-cpu max) and once without (-cpu cortex-a53), and checks the
+# Runs the arm64 kernel tests under qemu-user on an x86 host, once per arm64
+# level (-cpu max: i8mm, cortex-a76: dotprod, cortex-a53: neon), and checks the
 # WORD-encoded instructions with objdump when binutils-aarch64-linux-gnu is
 # installed. Usage (from the module root): model/kernels/testdata/qemu-test.sh
 set -eu
@@ -9,10 +9,15 @@ command -v qemu-aarch64-static >/dev/null || { echo "qemu-aarch64-static missing
 bin=$(mktemp /tmp/kernels-arm64.XXXXXX)
 trap 'rm -f "$bin"' EXIT
 (cd "$dir" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go test -c -o "$bin" .)
-DROIDGO_WANT_ISA=dotprod qemu-aarch64-static -cpu max "$bin" -test.short -test.run '^Test(MatVec|MatMul|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)'
-DROIDGO_WANT_ISA=neon qemu-aarch64-static -cpu cortex-a53 "$bin" -test.short -test.run '^Test(MatVec|MatMul|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)'
+run='^Test(MatVec|MatMul|Gemm|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)'
+export DROIDGO_TEST_ONE_LEVEL=1
+DROIDGO_WANT_ISA=i8mm qemu-aarch64-static -cpu max,sve-default-vector-length=16 "$bin" -test.short -test.run "$run"
+DROIDGO_WANT_ISA=dotprod qemu-aarch64-static -cpu cortex-a76 "$bin" -test.short -test.run "$run"
+DROIDGO_WANT_ISA=neon qemu-aarch64-static -cpu cortex-a53 "$bin" -test.short -test.run "$run"
 if command -v aarch64-linux-gnu-objdump >/dev/null && command -v python3 >/dev/null; then
 	python3 "$dir/testdata/check_words.py" "$dir/kernels_arm64.s"
 	python3 "$dir/testdata/check_words.py" "$dir/floatx4_arm64.s"
+	python3 "$dir/testdata/check_words.py" "$dir/mmla_arm64.s"
+	python3 "$dir/testdata/gen_mmla_arm64.py" | cmp - "$dir/mmla_arm64.s"
 	python3 "$dir/testdata/gen_arm64.py" | cmp - "$dir/kernels_arm64.s"
 fi
