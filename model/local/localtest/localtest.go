@@ -48,6 +48,13 @@ func Config() spark.Config {
 // vocabulary) to path, F32 weights from spark.RandomTensors with seed. The
 // official chat template is embedded unless template is non-empty.
 func Write(path string, c spark.Config, seed uint64, template string) error {
+	return WriteType(path, c, seed, template, "")
+}
+
+// WriteType is Write with the weights stored as fileType (as for
+// spark.TensorType, e.g. "q4_k_m"; "" is F32), quantised by package quant.
+// K-quant types need c.Hidden and c.FFN to be multiples of 256.
+func WriteType(path string, c spark.Config, seed uint64, template, fileType string) error {
 	v, err := gguf.OpenBytes(richVocab)
 	if err != nil {
 		return err
@@ -75,6 +82,26 @@ func Write(path string, c spark.Config, seed uint64, template string) error {
 	w.Set("tokenizer.chat_template", template)
 	for _, t := range spark.RandomTensors(c) {
 		t := t
+		if fileType != "" {
+			typ, err := spark.TensorType(c, t, fileType)
+			if err != nil {
+				return err
+			}
+			if typ != quant.F32 {
+				w.AddTensorFunc(t.Name, typ, t.Dims, func(buf []byte) error {
+					row := make([]float32, t.Dims[0])
+					rb := typ.RowSize(len(row))
+					for r := 0; r*rb < len(buf); r++ {
+						t.FillRow(seed, r, row)
+						if err := quant.QuantizeRow(typ, row, buf[r*rb:(r+1)*rb]); err != nil {
+							return fmt.Errorf("%s row %d: %w", t.Name, r, err)
+						}
+					}
+					return nil
+				})
+				continue
+			}
+		}
 		w.AddTensorFunc(t.Name, quant.F32, t.Dims, func(buf []byte) error {
 			row := make([]float32, t.Dims[0])
 			for r := 0; r*len(row)*4 < len(buf); r++ {
