@@ -92,41 +92,51 @@ func TestGemmK(t *testing.T) {
 	})
 }
 
-// TestGemmQ8_0 is TestGemmK for Q8_0 weights and activations.
+// TestGemmQ8_0 is TestGemmK for Q8_0 and Q4_0 weights with Q8_0 activations.
 func TestGemmQ8_0(t *testing.T) {
+	kernels := []struct {
+		typ quant.Type
+		mm  func([]byte, int, []quant.BlockQ8_0, int, []float32, int)
+		ref func([]byte, []quant.BlockQ8_0) float32
+	}{
+		{quant.Q8_0, MatMulQ8_0, quant.DotQ8_0},
+		{quant.Q4_0, MatMulQ4_0, quant.DotQ4_0},
+	}
 	forEachLevel(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(33, 34))
-		lay := layouts[quant.Q8_0]
-		for _, mode := range weightModes {
-			if mode == modeExactMin {
-				continue
-			}
-			for _, c := range gemmCases() {
-				nb := c.nb * 8 // Q8_0 rows of the same widths as the K-quant ones
-				w := makeWeights(r, lay, nb, c.rows, mode)
-				a := make([]quant.BlockQ8_0, 0, c.b*nb)
-				for range c.b {
-					a = append(a, makeQ80(r, nb, mode)...)
+		for _, k := range kernels {
+			lay := layouts[k.typ]
+			for _, mode := range weightModes {
+				if mode == modeExactMin {
+					continue
 				}
-				ldo := c.rows + 3
-				out := make([]float32, c.b*ldo)
-				for i := range out {
-					out[i] = -7
-				}
-				MatMulQ8_0(w, c.rows, a, c.b, out, ldo)
-				rb := nb * lay.bs
-				for tok := 0; tok < c.b; tok++ {
-					at := a[tok*nb : (tok+1)*nb]
-					for i := 0; i < ldo; i++ {
-						if i >= c.rows {
-							if out[tok*ldo+i] != -7 {
-								t.Fatalf("Q8_0 %s %+v: wrote into the output stride gap", mode, c)
+				for _, c := range gemmCases() {
+					nb := c.nb * 8 // Q8_0 rows of the same widths as the K-quant ones
+					w := makeWeights(r, lay, nb, c.rows, mode)
+					a := make([]quant.BlockQ8_0, 0, c.b*nb)
+					for range c.b {
+						a = append(a, makeQ80(r, nb, mode)...)
+					}
+					ldo := c.rows + 3
+					out := make([]float32, c.b*ldo)
+					for i := range out {
+						out[i] = -7
+					}
+					k.mm(w, c.rows, a, c.b, out, ldo)
+					rb := nb * lay.bs
+					for tok := 0; tok < c.b; tok++ {
+						at := a[tok*nb : (tok+1)*nb]
+						for i := 0; i < ldo; i++ {
+							if i >= c.rows {
+								if out[tok*ldo+i] != -7 {
+									t.Fatalf("%v %s %+v: wrote into the output stride gap", k.typ, mode, c)
+								}
+								continue
 							}
-							continue
+							row := w[i*rb : (i+1)*rb]
+							what := fmt.Sprintf("%v %s rows=%d nb=%d b=%d token %d row %d", k.typ, mode, c.rows, nb, c.b, tok, i)
+							check(t, what, out[tok*ldo+i], k.ref(row, at), magnitude(t, lay, row, q80Floats(at)), mode == modeExactD)
 						}
-						row := w[i*rb : (i+1)*rb]
-						what := fmt.Sprintf("Q8_0 %s rows=%d nb=%d b=%d token %d row %d", mode, c.rows, nb, c.b, tok, i)
-						check(t, what, out[tok*ldo+i], quant.DotQ8_0(row, at), magnitude(t, lay, row, q80Floats(at)), mode == modeExactD)
 					}
 				}
 			}

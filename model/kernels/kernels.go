@@ -73,6 +73,7 @@ type table struct {
 	// times groups of rows. nil means MatMul* tiles the one- and 4-token
 	// kernels above.
 	q80mm   gemmQ80
+	q40mm   gemmQ80
 	q4kmm   gemmQ8K
 	q4kx8mm gemmQ8K
 	q5kmm   gemmQ8K
@@ -180,6 +181,9 @@ func use(l level) {
 		}
 		if src.q80mm != nil {
 			dst.q80mm = src.q80mm
+		}
+		if src.q40mm != nil {
+			dst.q40mm = src.q40mm
 		}
 		if src.q4kmm != nil {
 			dst.q4kmm = src.q4kmm

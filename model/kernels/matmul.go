@@ -81,6 +81,10 @@ func MatMulQ8_0(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, l
 
 // MatMulQ4_0 is MatMulQ4K for Q4_0 weights and Q8_0 activations.
 func MatMulQ4_0(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
+	if useGemm(cur.q40mm != nil, "MatMulQ4_0", len(w), rows, quant.BlockQ4_0Size, len(a), b, len(out), ldo) {
+		cur.q40mm(w, rows, a, b, out, ldo)
+		return
+	}
 	matMul("MatMulQ4_0", w, rows, a, b, out, ldo, quant.BlockQ4_0Size, MatVecQ4_0, nil)
 }
 

@@ -19,6 +19,9 @@ import (
 // the batch. Rows and tokens past the end are packed as zeros and their
 // results dropped, so any shape works.
 //
+// Q4_0 weights go through the Q8_0 kernel (quants unpacked to -8..7) and
+// Q5_K through the Q4_K one (quants 0..31).
+//
 // A packed chunk is 8 consecutive k of two rows (or tokens) side by side
 // (16 bytes, one SMMLA operand); a chunk of a quad is its pair 0 then its
 // pair 1 (32 bytes). Per block, a weight quad holds:
@@ -48,34 +51,50 @@ const (
 )
 
 // i8mmTable adds the SMMLA matrix-matrix kernels to the dotprod level's
-// table t (the plain and the interleaved K-quant layouts share them: both
-// are unpacked to the same packed quads).
+// table t: Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (the plain and the interleaved
+// K-quant layouts share them: both are unpacked to the same packed quads).
 func i8mmTable(t table) table {
-	t.q80mm = func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
-		nb := len(a) / b
-		rb := nb * quant.BlockQ8_0Size
-		buf := packQ80Acts(a, b, nb)
-		defer mmPool.Put(buf)
-		mmla(rows, b, nb, mmQ80W, mmQ80A, *buf, out, ldo, q80MMLA, func(dst []byte, r0, n int) {
-			for i := 0; i < nb; i++ {
-				var q [4][32]int8
-				var d [4]float32
-				for r := 0; r < n; r++ {
-					blk := w[(r0+r)*rb+i*quant.BlockQ8_0Size:]
-					d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk))
-					for k := range 32 {
-						q[r][k] = int8(blk[2+k])
+	q80 := func(bs int, unpack func(blk []byte, q *[32]int8)) gemmQ80 {
+		return func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
+			nb := len(a) / b
+			rb := nb * bs
+			buf := packQ80Acts(a, b, nb)
+			defer mmPool.Put(buf)
+			mmla(rows, b, nb, mmQ80W, mmQ80A, *buf, out, ldo, q80MMLA, func(dst []byte, r0, n int) {
+				for i := 0; i < nb; i++ {
+					var q [4][32]int8
+					var d [4]float32
+					for r := 0; r < n; r++ {
+						blk := w[(r0+r)*rb+i*bs:]
+						d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk))
+						unpack(blk, &q[r])
 					}
+					o := dst[i*mmQ80W:]
+					for c := 0; c < 4; c++ {
+						putChunk(o[32*c:], q[0][8*c:], q[1][8*c:], q[2][8*c:], q[3][8*c:])
+					}
+					putRowF32(o[128:], d)
 				}
-				o := dst[i*mmQ80W:]
-				for c := 0; c < 4; c++ {
-					putChunk(o[32*c:], q[0][8*c:], q[1][8*c:], q[2][8*c:], q[3][8*c:])
-				}
-				putRowF32(o[128:], d)
-			}
-		})
+			})
+		}
 	}
-	q4k := func(x8 bool) gemmQ8K {
+	t.q80mm = q80(quant.BlockQ8_0Size, func(blk []byte, q *[32]int8) {
+		for k := range 32 {
+			q[k] = int8(blk[2+k])
+		}
+	})
+	// Q4_0 is Q8_0 with the quants (q&15)-8, (q>>4)-8.
+	t.q40mm = q80(quant.BlockQ4_0Size, func(blk []byte, q *[32]int8) {
+		for k := range 16 {
+			q[k], q[k+16] = int8(blk[2+k]&15)-8, int8(blk[2+k]>>4)-8
+		}
+	})
+	// Q5_K is Q4_K with a fifth bit (quants 0..31 still fit int8).
+	q4k := func(x8, q5 bool) gemmQ8K {
+		bs := quant.BlockQ4_KSize
+		if q5 {
+			bs = quant.BlockQ5_KSize
+		}
 		return func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 			nb := len(a) / b
 			buf := packQ8KActs(a, b, nb)
@@ -87,12 +106,22 @@ func i8mmTable(t table) table {
 					var sc, m [4][8]int32
 					var d, dmin [4]float32
 					for r := 0; r < n; r++ {
-						blk := kBlock(w, x8, r0+r, i, nb, quant.BlockQ4_KSize, tmp[:], unpackQ4K)
+						blk := kBlock(w, x8, r0+r, i, nb, bs, tmp[:], unpackQ4K)
 						d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk))
 						dmin[r] = -quant.FP16ToFP32(binary.LittleEndian.Uint16(blk[2:]))
 						for j := 0; j < 8; j++ {
 							s, mm := quant.ScaleMinK4(j, blk[4:16])
 							sc[r][j], m[r][j] = int32(s), int32(mm)
+						}
+						if q5 {
+							qh, qs := blk[16:48], blk[48:]
+							for j := 0; j < 4; j++ {
+								for l := 0; l < 32; l++ {
+									q[r][64*j+l] = int8(qs[32*j+l]&15 | (qh[l]>>(2*j)&1)<<4)
+									q[r][64*j+32+l] = int8(qs[32*j+l]>>4 | (qh[l]>>(2*j+1)&1)<<4)
+								}
+							}
+							continue
 						}
 						qs := blk[16:]
 						for j := 0; j < 4; j++ {
@@ -168,7 +197,7 @@ func i8mmTable(t table) table {
 			})
 		}
 	}
-	t.q4kmm, t.q4kx8mm = q4k(false), q4k(true)
+	t.q4kmm, t.q4kx8mm, t.q5kmm = q4k(false, false), q4k(true, false), q4k(false, true)
 	t.q6kmm, t.q6kx8mm = q6k(false), q6k(true)
 	return t
 }
