@@ -40,7 +40,7 @@ func archLevels() []level {
 		t.q80 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 			q80DOT(&w[0], &a[0], len(a), rows, &out[0])
 		}
-		ls = append(ls, level{name: "dotprod", tab: t})
+		ls = append(ls, level{name: "dotprod", tab: dotprodMMTable(t)})
 		if cpu.ARM64.HasI8MM {
 			ls = append(ls, level{name: "i8mm", tab: i8mmTable(t)})
 		}

@@ -10,14 +10,16 @@ import (
 	"github.com/droidgo/droidgo/model/quant"
 )
 
-// The i8mm matrix-matrix kernels. SMMLA multiplies a 2x8 int8 matrix by an
+// The matrix-matrix kernels of the i8mm and dotprod levels. SMMLA multiplies a 2x8 int8 matrix by an
 // 8x2 one into a 2x2 int32 one, so the assembly micro-kernels (mmla_arm64.s)
 // work on tiles of 4 rows x 4 tokens as 2x2 SMMLA pairs. Go packs the
 // operands into the order SMMLA wants: each 4-token quad of the batch once
 // per call, and each 4-row quad of weights once, unpacked to int8 with its
 // scales as int32 and float32 vectors, then reused for every token quad of
 // the batch. Rows and tokens past the end are packed as zeros and their
-// results dropped, so any shape works.
+// results dropped, so any shape works. The dotprod level runs the same
+// packed quads through SDOT kernels: two SDOTs (tokens as packed, and the
+// token pair swapped) do the work of one SMMLA.
 //
 // Q4_0 weights go through the Q8_0 kernel (quants unpacked to -8..7) and
 // Q5_K through the Q4_K one (quants 0..31).
@@ -54,13 +56,44 @@ const (
 // table t: Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (the plain and the interleaved
 // K-quant layouts share them: both are unpacked to the same packed quads).
 func i8mmTable(t table) table {
+	return mmTable(t, mmKernels{q80MMLA, q4kMMLA, q6kMMLA, &mmlaLanes})
+}
+
+// dotprodMMTable adds the same matrix-matrix kernels with SDOT in place of
+// SMMLA (two SDOTs, direct and with the token pair swapped, per SMMLA) over
+// the same packed quads.
+func dotprodMMTable(t table) table {
+	return mmTable(t, mmKernels{q80DOTmm, q4kDOTmm, q6kDOTmm, &sdotLanes})
+}
+
+// mmKernels are the micro-kernels of one level and where their 16 results
+// go: lanes[i] = row<<2 | token within the 4x4 tile.
+type mmKernels struct {
+	q80, q4k, q6k func(w, a *byte, nb int, c *float32)
+	lanes         *[16]uint8
+}
+
+// mmlaLanes: SMMLA's 2x2 groups [r0t0 r0t1 r1t0 r1t1]; sdotLanes: the SDOT
+// kernels' [r0t0 r1t1 r0t1 r1t0]; group p*2+q holds rows 2p, 2p+1 and
+// tokens 2q, 2q+1.
+var mmlaLanes, sdotLanes = tileLanes([4][2]uint8{{0, 0}, {0, 1}, {1, 0}, {1, 1}}), tileLanes([4][2]uint8{{0, 0}, {1, 1}, {0, 1}, {1, 0}})
+
+func tileLanes(group [4][2]uint8) (l [16]uint8) {
+	for i := range l {
+		p, q, rt := uint8(i>>3), uint8(i>>2&1), group[i&3]
+		l[i] = (2*p+rt[0])<<2 | (2*q + rt[1])
+	}
+	return l
+}
+
+func mmTable(t table, k mmKernels) table {
 	q80 := func(bs int, unpack func(blk []byte, q *[32]int8)) gemmQ80 {
 		return func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
 			nb := len(a) / b
 			rb := nb * bs
 			buf := packQ80Acts(a, b, nb)
 			defer mmPool.Put(buf)
-			mmla(rows, b, nb, mmQ80W, mmQ80A, *buf, out, ldo, q80MMLA, func(dst []byte, r0, n int) {
+			mmla(rows, b, nb, mmQ80W, mmQ80A, *buf, out, ldo, k.q80, k.lanes, func(dst []byte, r0, n int) {
 				for i := 0; i < nb; i++ {
 					var q [4][32]int8
 					var d [4]float32
@@ -99,7 +132,7 @@ func i8mmTable(t table) table {
 			nb := len(a) / b
 			buf := packQ8KActs(a, b, nb)
 			defer mmPool.Put(buf)
-			mmla(rows, b, nb, mmQ4KW, mmQ8KA, *buf, out, ldo, q4kMMLA, func(dst []byte, r0, n int) {
+			mmla(rows, b, nb, mmQ4KW, mmQ8KA, *buf, out, ldo, k.q4k, k.lanes, func(dst []byte, r0, n int) {
 				var tmp [quant.BlockQ4_KSize]byte
 				for i := 0; i < nb; i++ {
 					var q [4][256]int8
@@ -159,7 +192,7 @@ func i8mmTable(t table) table {
 			nb := len(a) / b
 			buf := packQ8KActs(a, b, nb)
 			defer mmPool.Put(buf)
-			mmla(rows, b, nb, mmQ6KW, mmQ8KA, *buf, out, ldo, q6kMMLA, func(dst []byte, r0, n int) {
+			mmla(rows, b, nb, mmQ6KW, mmQ8KA, *buf, out, ldo, k.q6k, k.lanes, func(dst []byte, r0, n int) {
 				var tmp [quant.BlockQ6_KSize]byte
 				for i := 0; i < nb; i++ {
 					var q [4][256]int8
@@ -216,7 +249,7 @@ func kBlock(w []byte, x8 bool, r, i, nb, bs int, tmp []byte, unpack func(blk, gb
 // mmla runs the micro-kernel kern over every 4-row x 4-token tile: each
 // weight quad is packed once (packW(dst, r0, n) for rows r0..r0+n-1, n <= 4)
 // and multiplied with every packed activation quad of acts.
-func mmla(rows, b, nb, wBlock, aBlock int, acts []byte, out []float32, ldo int, kern func(w, a *byte, nb int, c *float32), packW func(dst []byte, r0, n int)) {
+func mmla(rows, b, nb, wBlock, aBlock int, acts []byte, out []float32, ldo int, kern func(w, a *byte, nb int, c *float32), lanes *[16]uint8, packW func(dst []byte, r0, n int)) {
 	wq := getBuf(nb * wBlock)
 	defer mmPool.Put(wq)
 	var c [16]float32
@@ -230,9 +263,7 @@ func mmla(rows, b, nb, wBlock, aBlock int, acts []byte, out []float32, ldo int, 
 			kern(&(*wq)[0], &acts[t0/4*nb*aBlock], nb, &c[0])
 			nt := min(4, b-t0)
 			for i, v := range c {
-				// lane i: accumulator p*2+q, element ii*2+jj = row 2p+ii, token 2q+jj
-				p, q, ii, jj := i>>3, i>>2&1, i>>1&1, i&1
-				r, t := 2*p+ii, 2*q+jj
+				r, t := int(lanes[i]>>2), int(lanes[i]&3)
 				if r < nr && t < nt {
 					out[(t0+t)*ldo+r0+r] = v
 				}
@@ -348,7 +379,7 @@ func getBuf(n int) *[]byte {
 }
 
 // The micro-kernels: a 4-row x 4-token tile over nb blocks of the packed
-// quads w and a, c[(p*2+q)*4 + i*2 + j] = row 2p+i times token 2q+j.
+// quads w and a; c[i] is row lanes[i]>>2 times token lanes[i]&3.
 
 //go:noescape
 func q80MMLA(w, a *byte, nb int, c *float32)
@@ -358,3 +389,12 @@ func q4kMMLA(w, a *byte, nb int, c *float32)
 
 //go:noescape
 func q6kMMLA(w, a *byte, nb int, c *float32)
+
+//go:noescape
+func q80DOTmm(w, a *byte, nb int, c *float32)
+
+//go:noescape
+func q4kDOTmm(w, a *byte, nb int, c *float32)
+
+//go:noescape
+func q6kDOTmm(w, a *byte, nb int, c *float32)

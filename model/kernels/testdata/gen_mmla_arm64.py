@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 # Generates ../mmla_arm64.s: python3 testdata/gen_mmla_arm64.py > mmla_arm64.s
-# (run from model/kernels). The i8mm matrix-matrix micro-kernels: each
+# (run from model/kernels). The i8mm (SMMLA) and dotprod (SDOT)
+# matrix-matrix micro-kernels: each
 # computes a 4-row x 4-token tile over nb blocks from the packed panels of
 # mmla_arm64.go. SMMLA, MLA (vector), SCVTF and FMUL (vector) are WORD-encoded
-# (the Go assembler lacks them); testdata/check_words.py verifies them.
+# (the Go assembler lacks them), as are SDOT and FADDP in the dotprod variants; testdata/check_words.py verifies them.
 
 def W(v, m): return f"WORD ${v:#010x} // {m}"
 def smmla(d, n, m): return W(0x4E80A400 | m << 16 | n << 5 | d, f"SMMLA V{d}.4S, V{n}.16B, V{m}.16B")
 def mla(d, n, m): return W(0x4EA09400 | m << 16 | n << 5 | d, f"MLA V{d}.4S, V{n}.4S, V{m}.4S")
 def scvtf(d, n): return W(0x4E21D800 | n << 5 | d, f"SCVTF V{d}.4S, V{n}.4S")
+def sdot(d, n, m): return W(0x4E809400 | m << 16 | n << 5 | d, f"SDOT V{d}.4S, V{n}.16B, V{m}.16B")
+def faddp(d, n, m): return W(0x6E20D400 | m << 16 | n << 5 | d, f"FADDP V{d}.4S, V{n}.4S, V{m}.4S")
 def fmul(d, n, m): return W(0x6E20DC00 | m << 16 | n << 5 | d, f"FMUL V{d}.4S, V{n}.4S, V{m}.4S")
 
 o = []
@@ -20,7 +23,7 @@ o.append("""//go:build !purego
 // Go arm64 assembler lacks, with its mnemonic in the comment (checked with
 // aarch64-linux-gnu-objdump). Registers R18, R26-R29 are never touched.
 //
-// Register use: V0-V3 weight chunks, V4-V7 activation chunks, V8-V11 the
+// Register use (SMMLA kernels): V0-V3 weight chunks, V4-V7 activation chunks, V8-V11 the
 // sub-block int32 sums, V12-V15 the block's int32 sums, V16-V19 the float
 // results, V20-V27 scales, V28-V31 the low half of the Q4_K mins term.
 // Accumulator p*2+q holds rows 2p, 2p+1 times tokens 2q, 2q+1 as
@@ -100,5 +103,94 @@ def kernel(name, doc, nsub, loads_per_sub, sub_scales, mins, act_skip):
 kernel("q80MMLA", "Q8_0: per block 4 chunks of 8 weights, one float scale per row.", 1, 2, False, False, 0)
 kernel("q4kMMLA", "Q4_K: 8 sub-blocks of 32 weights with int scales, then the mins term\n// scaled by -dmin.", 8, 2, True, True, 0)
 kernel("q6kMMLA", "Q6_K: 16 sub-blocks of 16 weights (quants - 32) with int8 scales; the\n// activation panel's bsum halves are skipped.", 16, 1, True, False, 128)
+
+
+# ---- dotprod (SDOT) variants over the same packed quads ----
+#
+# SDOT of a weight pair chunk [r0 k0-7 | r1 k0-7] with a token pair chunk
+# [t0 k0-7 | t1 k0-7] sums lanes as [r0t0, r0t0, r1t1, r1t1] ("direct");
+# with the token halves swapped (EXT #8) as [r0t1, r0t1, r1t0, r1t0]
+# ("cross"). Both keep the rows in lane order r0 r0 r1 r1, so the packed
+# row scales apply unchanged; the token scales are rearranged with ZIP1 and
+# EXT. A final FADDP of direct and cross gives [r0t0, r1t1, r0t1, r1t0].
+#
+# Registers: V0-V1 weight chunk, V2-V3 token chunk, V4-V5 the swapped token
+# chunk, V6-V13 sub-block sums, V14-V21 block sums, V22-V29 float sums,
+# V30-V31 scratch. Accumulator (p*2+q)*2+kind (kind 0 direct, 1 cross).
+def acc(base, p, q, k): return base + (p * 2 + q) * 2 + k
+
+def dchunk(base):
+    e("VLD1.P 32(R0), [V0.B16, V1.B16]")
+    e("VLD1.P 32(R1), [V2.B16, V3.B16]")
+    e("VEXT $8, V2.B16, V2.B16, V4.B16")
+    e("VEXT $8, V3.B16, V3.B16, V5.B16")
+    for p in range(2):
+        for q in range(2):
+            e(sdot(acc(base, p, q, 0), p, 2 + q))
+            e(sdot(acc(base, p, q, 1), p, 4 + q))
+
+def dscale_fmla(src):
+    # V0/V1: weight scales of row pairs 0/1 (rows in lane order); token
+    # scales: V4, V5 = direct, cross of pair 0; V2, V3 of pair 1.
+    a = {(0, 0): 4, (0, 1): 5, (1, 0): 2, (1, 1): 3}
+    for p in range(2):
+        for q in range(2):
+            for k in range(2):
+                v = acc(src, p, q, k)
+                e(fmul(30, p, a[(q, k)]))
+                e(scvtf(v, v))
+                e(f"VFMLA V30.S4, V{v}.S4, V{acc(22, p, q, k)}.S4")
+
+def dkernel(name, doc, nsub, chunks_per_sub, sub_scales, mins, act_skip):
+    o.append(f"\n// func {name}(w, a *byte, nb int, c *float32)\n//\n// {doc}")
+    o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-32")
+    e("MOVD w+0(FP), R0"); e("MOVD a+8(FP), R1"); e("MOVD nb+16(FP), R2"); e("MOVD c+24(FP), R3")
+    zero(*range(22, 30))
+    e(f"{name}blk:")
+    zero(*range(14, 22))
+    for j in range(nsub):
+        if sub_scales:
+            zero(*range(6, 14))
+            for _ in range(chunks_per_sub):
+                dchunk(6)
+            e("VLD1.P 32(R0), [V0.S4, V1.S4]")
+            for p in range(2):
+                for q in range(2):
+                    for k in range(2):
+                        e(mla(acc(14, p, q, k), acc(6, p, q, k), p))
+        else:
+            for _ in range(chunks_per_sub):
+                dchunk(14)
+    if mins:
+        # 16*sum m*hi + sum m*lo: the hi pass, x16, then the lo pass over
+        # the same two weight chunks.
+        zero(*range(6, 14))
+        dchunk(6); dchunk(6)
+        for v in range(6, 14):
+            e(f"VSHL $4, V{v}.S4, V{v}.S4")
+        e("SUB $64, R0, R0")
+        dchunk(6); dchunk(6)
+    elif act_skip:
+        e(f"ADD ${act_skip}, R1, R1")
+    e("VLD1.P 32(R0), [V0.S4, V1.S4]")
+    e("VLD1.P 32(R1), [V2.S4, V3.S4]")
+    e("VZIP1 V2.S4, V2.S4, V4.S4"); e("VEXT $8, V4.B16, V4.B16, V5.B16")
+    e("VZIP1 V3.S4, V3.S4, V2.S4"); e("VEXT $8, V2.B16, V2.B16, V3.B16")
+    dscale_fmla(14)
+    if mins:
+        e("VLD1.P 32(R0), [V0.S4, V1.S4]")
+        dscale_fmla(6)
+    e("SUBS $1, R2, R2"); e(f"BNE {name}blk")
+    for g in range(4):
+        e(faddp(g, 22 + 2 * g, 23 + 2 * g))
+    e("VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)")
+    e("RET")
+
+o.append("""
+// ---- dotprod variants: the same packed quads, SDOT instead of SMMLA; c
+// holds per 2x2 group [r0t0, r1t1, r0t1, r1t0] ----""")
+dkernel("q80DOTmm", "Q8_0 (and Q4_0) with SDOT.", 1, 4, False, False, 0)
+dkernel("q4kDOTmm", "Q4_K (and Q5_K) with SDOT.", 8, 4, True, True, 0)
+dkernel("q6kDOTmm", "Q6_K with SDOT.", 16, 2, True, False, 128)
 
 print("\n".join(o))
