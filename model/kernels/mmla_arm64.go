@@ -56,7 +56,47 @@ const (
 // table t: Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (the plain and the interleaved
 // K-quant layouts share them: both are unpacked to the same packed quads).
 func i8mmTable(t table) table {
-	return mmTable(t, mmKernels{q80MMLA, q4kMMLA, q6kMMLA, &mmlaLanes})
+	t = mmTable(t, mmKernels{q80MMLA, q4kMMLA, q6kMMLA, &mmlaLanes})
+	if hasBF16() {
+		t.bf16mm = bf16MM
+	}
+	return t
+}
+
+// bf16MM is the BF16 matrix-matrix product with BFMMLA (FEAT_BF16, present
+// on every i8mm core so far): chunks of 4 k of 2 rows (or tokens) side by
+// side, zero-padded past the row's end. Like the AMX kernel it takes x as
+// bf16 (its upper 16 bits), which is exact for the quant.RoundBF16-rounded
+// activations MatMulBF16 asks for. BFMMLA itself may flush subnormal
+// inputs and rounds its sums its own way; the tests hold it to the
+// reference's tolerance, and exactly on small integers.
+func bf16MM(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
+	n := len(x) / b
+	nc := (n + 3) / 4
+	nq := (b + 3) / 4
+	acts := getBuf(nq * nc * 32)
+	defer mmPool.Put(acts)
+	clear(*acts)
+	for t := 0; t < b; t++ {
+		// token t is half (t&1) of pair (t>>1)&1 of quad t>>2
+		base := (t>>2)*nc*32 + (t>>1&1)*16 + (t&1)*8
+		xt := x[t*n : (t+1)*n]
+		for k, v := range xt {
+			binary.LittleEndian.PutUint16((*acts)[base+(k>>2)*32+2*(k&3):], uint16(math.Float32bits(v)>>16))
+		}
+	}
+	rb := 2 * n
+	mmla(rows, b, nc, 32, 32, *acts, out, ldo, bf16MMLA, &mmlaLanes, func(dst []byte, r0, nr int) {
+		clear(dst)
+		for r := 0; r < nr; r++ {
+			row := w[(r0+r)*rb : (r0+r+1)*rb]
+			base := (r>>1)*16 + (r&1)*8
+			for k := 0; k < n; k++ {
+				o := base + (k>>2)*32 + 2*(k&3)
+				dst[o], dst[o+1] = row[2*k], row[2*k+1]
+			}
+		}
+	})
 }
 
 // dotprodMMTable adds the same matrix-matrix kernels with SDOT in place of
@@ -389,6 +429,9 @@ func q4kMMLA(w, a *byte, nb int, c *float32)
 
 //go:noescape
 func q6kMMLA(w, a *byte, nb int, c *float32)
+
+//go:noescape
+func bf16MMLA(w, a *byte, nc int, c *float32)
 
 //go:noescape
 func q80DOTmm(w, a *byte, nb int, c *float32)

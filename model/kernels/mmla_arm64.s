@@ -2237,3 +2237,28 @@ q6kDOTmmblk:
 	WORD $0x6e3dd783 // FADDP V3.4S, V28.4S, V29.4S
 	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
 	RET
+
+// func bf16MMLA(w, a *byte, nc int, c *float32)
+//
+// BF16 (FEAT_BF16): nc chunks of 4 k, BFMMLA (2x4 bf16 times 4x2 bf16 into
+// 2x2 f32) per row pair and token pair; c in SMMLA's order.
+TEXT ·bf16MMLA(SB), NOSPLIT, $0-32
+	MOVD w+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD nc+16(FP), R2
+	MOVD c+24(FP), R3
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+bf16MMLAchunk:
+	VLD1.P 32(R0), [V0.B16, V1.B16]
+	VLD1.P 32(R1), [V2.B16, V3.B16]
+	WORD $0x6e42ec10 // BFMMLA V16.4S, V0.8H, V2.8H
+	WORD $0x6e43ec11 // BFMMLA V17.4S, V0.8H, V3.8H
+	WORD $0x6e42ec32 // BFMMLA V18.4S, V1.8H, V2.8H
+	WORD $0x6e43ec33 // BFMMLA V19.4S, V1.8H, V3.8H
+	SUBS $1, R2, R2
+	BNE bf16MMLAchunk
+	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R3)
+	RET

@@ -35,16 +35,16 @@ func TestQEMUArm64(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("cross-compile arm64 tests: %v\n%s", err, out)
 	}
-	for _, c := range []struct{ cpu, env, wantISA string }{
-		{"max,sve-default-vector-length=16", "", "i8mm"},
-		{"cortex-a76", "", "dotprod"},
-		{"cortex-a53", "", "neon"},
+	for _, c := range []struct{ cpu, env, wantISA, wantBF16 string }{
+		{"max,sve-default-vector-length=16", "", "i8mm", "1"},
+		{"cortex-a76", "", "dotprod", "0"},
+		{"cortex-a53", "", "neon", "0"},
 	} {
 		t.Run(c.cpu+"/"+c.wantISA, func(t *testing.T) {
 			// -test.short trims TestMatMulFloat's batch sizes and the Gemm
 			// shapes: emulated floating point is slow.
 			cmd := exec.Command(qemu, "-cpu", c.cpu, bin, "-test.run", qemuTests, "-test.short", "-test.v")
-			cmd.Env = append(os.Environ(), "DROIDGO_WANT_ISA="+c.wantISA, "DROIDGO_ISA="+c.env, "DROIDGO_TEST_ONE_LEVEL=1")
+			cmd.Env = append(os.Environ(), "DROIDGO_WANT_ISA="+c.wantISA, "DROIDGO_WANT_BF16="+c.wantBF16, "DROIDGO_ISA="+c.env, "DROIDGO_TEST_ONE_LEVEL=1")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("arm64 tests under qemu -cpu %s: %v\n%s", c.cpu, err, out)
@@ -55,7 +55,7 @@ func TestQEMUArm64(t *testing.T) {
 }
 
 // qemuTests are the tests the emulated arm64 runs run.
-const qemuTests = "^Test(MatVec|MatMul|Gemm|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)"
+const qemuTests = "^Test(MatVec|MatMul|Gemm|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride|BF16Detect)"
 
 // TestISAMatches checks the level chosen at start-up when the caller says
 // which one to expect (the qemu test does, per emulated CPU model).

@@ -12,6 +12,7 @@ def mla(d, n, m): return W(0x4EA09400 | m << 16 | n << 5 | d, f"MLA V{d}.4S, V{n
 def scvtf(d, n): return W(0x4E21D800 | n << 5 | d, f"SCVTF V{d}.4S, V{n}.4S")
 def sdot(d, n, m): return W(0x4E809400 | m << 16 | n << 5 | d, f"SDOT V{d}.4S, V{n}.16B, V{m}.16B")
 def faddp(d, n, m): return W(0x6E20D400 | m << 16 | n << 5 | d, f"FADDP V{d}.4S, V{n}.4S, V{m}.4S")
+def bfmmla(d, n, m): return W(0x6E40EC00 | m << 16 | n << 5 | d, f"BFMMLA V{d}.4S, V{n}.8H, V{m}.8H")
 def fmul(d, n, m): return W(0x6E20DC00 | m << 16 | n << 5 | d, f"FMUL V{d}.4S, V{n}.4S, V{m}.4S")
 
 o = []
@@ -192,5 +193,24 @@ o.append("""
 dkernel("q80DOTmm", "Q8_0 (and Q4_0) with SDOT.", 1, 4, False, False, 0)
 dkernel("q4kDOTmm", "Q4_K (and Q5_K) with SDOT.", 8, 4, True, True, 0)
 dkernel("q6kDOTmm", "Q6_K with SDOT.", 16, 2, True, False, 128)
+
+
+o.append("""
+// func bf16MMLA(w, a *byte, nc int, c *float32)
+//
+// BF16 (FEAT_BF16): nc chunks of 4 k, BFMMLA (2x4 bf16 times 4x2 bf16 into
+// 2x2 f32) per row pair and token pair; c in SMMLA's order.""")
+o.append("TEXT ·bf16MMLA(SB), NOSPLIT, $0-32")
+e("MOVD w+0(FP), R0"); e("MOVD a+8(FP), R1"); e("MOVD nc+16(FP), R2"); e("MOVD c+24(FP), R3")
+zero(16, 17, 18, 19)
+e("bf16MMLAchunk:")
+e("VLD1.P 32(R0), [V0.B16, V1.B16]")
+e("VLD1.P 32(R1), [V2.B16, V3.B16]")
+for p in range(2):
+    for q in range(2):
+        e(bfmmla(16 + 2 * p + q, p, 2 + q))
+e("SUBS $1, R2, R2"); e("BNE bf16MMLAchunk")
+e("VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R3)")
+e("RET")
 
 print("\n".join(o))

@@ -9,11 +9,11 @@ command -v qemu-aarch64-static >/dev/null || { echo "qemu-aarch64-static missing
 bin=$(mktemp /tmp/kernels-arm64.XXXXXX)
 trap 'rm -f "$bin"' EXIT
 (cd "$dir" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go test -c -o "$bin" .)
-run='^Test(MatVec|MatMul|Gemm|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride)'
+run='^Test(MatVec|MatMul|Gemm|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride|BF16Detect)'
 export DROIDGO_TEST_ONE_LEVEL=1
-DROIDGO_WANT_ISA=i8mm qemu-aarch64-static -cpu max,sve-default-vector-length=16 "$bin" -test.short -test.run "$run"
-DROIDGO_WANT_ISA=dotprod qemu-aarch64-static -cpu cortex-a76 "$bin" -test.short -test.run "$run"
-DROIDGO_WANT_ISA=neon qemu-aarch64-static -cpu cortex-a53 "$bin" -test.short -test.run "$run"
+DROIDGO_WANT_ISA=i8mm DROIDGO_WANT_BF16=1 qemu-aarch64-static -cpu max,sve-default-vector-length=16 "$bin" -test.short -test.run "$run"
+DROIDGO_WANT_ISA=dotprod DROIDGO_WANT_BF16=0 qemu-aarch64-static -cpu cortex-a76 "$bin" -test.short -test.run "$run"
+DROIDGO_WANT_ISA=neon DROIDGO_WANT_BF16=0 qemu-aarch64-static -cpu cortex-a53 "$bin" -test.short -test.run "$run"
 if command -v aarch64-linux-gnu-objdump >/dev/null && command -v python3 >/dev/null; then
 	python3 "$dir/testdata/check_words.py" "$dir/kernels_arm64.s"
 	python3 "$dir/testdata/check_words.py" "$dir/floatx4_arm64.s"
