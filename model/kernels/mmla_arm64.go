@@ -127,7 +127,8 @@ func tileLanes(group [4][2]uint8) (l [16]uint8) {
 }
 
 func mmTable(t table, k mmKernels) table {
-	q80 := func(bs int, unpack func(blk []byte, q *[32]int8)) gemmQ80 {
+	// chunk(blk, c) returns the 8 int8 weights k = 8c..8c+7 of a block.
+	q80 := func(bs int, chunk func(blk []byte, c int) uint64) gemmQ80 {
 		return func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
 			nb := len(a) / b
 			rb := nb * bs
@@ -135,32 +136,33 @@ func mmTable(t table, k mmKernels) table {
 			defer mmPool.Put(buf)
 			mmla(rows, b, nb, mmQ80W, mmQ80A, *buf, out, ldo, k.q80, k.lanes, func(dst []byte, r0, n int) {
 				for i := 0; i < nb; i++ {
-					var q [4][32]int8
 					var d [4]float32
+					o := dst[i*mmQ80W:]
 					for r := 0; r < n; r++ {
 						blk := w[(r0+r)*rb+i*bs:]
 						d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk))
-						unpack(blk, &q[r])
-					}
-					o := dst[i*mmQ80W:]
-					for c := 0; c < 4; c++ {
-						putChunk(o[32*c:], q[0][8*c:], q[1][8*c:], q[2][8*c:], q[3][8*c:])
+						pos := chunkPos(r)
+						for c := 0; c < 4; c++ {
+							binary.LittleEndian.PutUint64(o[32*c+pos:], chunk(blk, c))
+						}
 					}
 					putRowF32(o[128:], d)
 				}
 			})
 		}
 	}
-	t.q80mm = q80(quant.BlockQ8_0Size, func(blk []byte, q *[32]int8) {
-		for k := range 32 {
-			q[k] = int8(blk[2+k])
-		}
+	t.q80mm = q80(quant.BlockQ8_0Size, func(blk []byte, c int) uint64 {
+		return binary.LittleEndian.Uint64(blk[2+8*c:])
 	})
-	// Q4_0 is Q8_0 with the quants (q&15)-8, (q>>4)-8.
-	t.q40mm = q80(quant.BlockQ4_0Size, func(blk []byte, q *[32]int8) {
-		for k := range 16 {
-			q[k], q[k+16] = int8(blk[2+k]&15)-8, int8(blk[2+k]>>4)-8
+	// Q4_0 is Q8_0 with the quants (q&15)-8 (k < 16) and (q>>4)-8.
+	t.q40mm = q80(quant.BlockQ4_0Size, func(blk []byte, c int) uint64 {
+		v := binary.LittleEndian.Uint64(blk[2+8*(c&1):])
+		if c >= 2 {
+			v >>= 4
 		}
+		v = v&lo4 ^ 0x0808080808080808 // v-8 for v >= 8; v+8 (bit 3 set) else
+		t := v & 0x0808080808080808
+		return v | t<<1 | t<<2 | t<<3 | t<<4 // ... which becomes v-8 mod 256
 	})
 	// Q5_K is Q4_K with a fifth bit (quants 0..31 still fit int8).
 	q4k := func(x8, q5 bool) gemmQ8K {
@@ -175,9 +177,9 @@ func mmTable(t table, k mmKernels) table {
 			mmla(rows, b, nb, mmQ4KW, mmQ8KA, *buf, out, ldo, k.q4k, k.lanes, func(dst []byte, r0, n int) {
 				var tmp [quant.BlockQ4_KSize]byte
 				for i := 0; i < nb; i++ {
-					var q [4][256]int8
 					var sc, m [4][8]int32
 					var d, dmin [4]float32
+					o := dst[i*mmQ4KW:]
 					for r := 0; r < n; r++ {
 						blk := kBlock(w, x8, r0+r, i, nb, bs, tmp[:], unpackQ4K)
 						d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk))
@@ -186,32 +188,23 @@ func mmTable(t table, k mmKernels) table {
 							s, mm := quant.ScaleMinK4(j, blk[4:16])
 							sc[r][j], m[r][j] = int32(s), int32(mm)
 						}
+						qs, qh := blk[16:], []byte(nil)
 						if q5 {
-							qh, qs := blk[16:48], blk[48:]
-							for j := 0; j < 4; j++ {
-								for l := 0; l < 32; l++ {
-									q[r][64*j+l] = int8(qs[32*j+l]&15 | (qh[l]>>(2*j)&1)<<4)
-									q[r][64*j+32+l] = int8(qs[32*j+l]>>4 | (qh[l]>>(2*j+1)&1)<<4)
-								}
-							}
-							continue
+							qh, qs = blk[16:48], blk[48:]
 						}
-						qs := blk[16:]
-						for j := 0; j < 4; j++ {
-							for l := 0; l < 32; l++ {
-								q[r][64*j+l] = int8(qs[32*j+l] & 15)
-								q[r][64*j+32+l] = int8(qs[32*j+l] >> 4)
+						pos := chunkPos(r)
+						for j := 0; j < 8; j++ {
+							for c := 0; c < 4; c++ {
+								v := binary.LittleEndian.Uint64(qs[32*(j>>1)+8*c:]) >> (4 * (j & 1)) & lo4
+								if q5 {
+									v |= (binary.LittleEndian.Uint64(qh[8*c:]) >> j & 0x0101010101010101) << 4
+								}
+								binary.LittleEndian.PutUint64(o[160*j+32*c+pos:], v)
 							}
 						}
 					}
-					o := dst[i*mmQ4KW:]
 					for j := 0; j < 8; j++ {
-						s := o[160*j:]
-						for c := 0; c < 4; c++ {
-							k := 32*j + 8*c
-							putChunk(s[32*c:], q[0][k:], q[1][k:], q[2][k:], q[3][k:])
-						}
-						putRowI32(s[128:], sc[0][j], sc[1][j], sc[2][j], sc[3][j])
+						putRowI32(o[160*j+128:], sc[0][j], sc[1][j], sc[2][j], sc[3][j])
 					}
 					var mk [4][16]int8 // m of the sub-block of each of the 16 bsums
 					for r := range 4 {
@@ -235,9 +228,9 @@ func mmTable(t table, k mmKernels) table {
 			mmla(rows, b, nb, mmQ6KW, mmQ8KA, *buf, out, ldo, k.q6k, k.lanes, func(dst []byte, r0, n int) {
 				var tmp [quant.BlockQ6_KSize]byte
 				for i := 0; i < nb; i++ {
-					var q [4][256]int8
 					var sc [4][16]int32
 					var d [4]float32
+					o := dst[i*mmQ6KW:]
 					for r := 0; r < n; r++ {
 						blk := kBlock(w, x8, r0+r, i, nb, quant.BlockQ6_KSize, tmp[:], unpackQ6K)
 						d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk[208:]))
@@ -245,25 +238,20 @@ func mmTable(t table, k mmKernels) table {
 							sc[r][s] = int32(int8(blk[192+s]))
 						}
 						ql, qh := blk[0:128], blk[128:192]
-						for half := 0; half < 2; half++ {
-							for l := 0; l < 32; l++ {
-								l0, l1, h := ql[64*half+l], ql[64*half+l+32], qh[32*half+l]
-								k := 128*half + l
-								q[r][k] = int8(l0&15|(h&3)<<4) - 32
-								q[r][k+32] = int8(l1&15|(h>>2&3)<<4) - 32
-								q[r][k+64] = int8(l0>>4|(h>>4&3)<<4) - 32
-								q[r][k+96] = int8(l1>>4|(h>>6&3)<<4) - 32
-							}
+						pos := chunkPos(r)
+						for k := 0; k < 256; k += 8 {
+							// weight k: quarter m of half h, l within 32
+							h, m, l := k>>7, k>>5&3, k&31
+							v := binary.LittleEndian.Uint64(ql[64*h+32*(m&1)+l:]) >> (4 * (m >> 1)) & lo4
+							v |= (binary.LittleEndian.Uint64(qh[32*h+l:]) >> (2 * m) & 0x0303030303030303) << 4
+							v ^= 0x2020202020202020 // v-32 for v >= 32; v+32 (bit 5 set) else
+							t := v & 0x2020202020202020
+							v |= t<<1 | t<<2 // ... which becomes v-32 mod 256
+							binary.LittleEndian.PutUint64(o[96*(k>>4)+32*(k>>3&1)+pos:], v)
 						}
 					}
-					o := dst[i*mmQ6KW:]
 					for s := 0; s < 16; s++ {
-						p := o[96*s:]
-						for c := 0; c < 2; c++ {
-							k := 16*s + 8*c
-							putChunk(p[32*c:], q[0][k:], q[1][k:], q[2][k:], q[3][k:])
-						}
-						putRowI32(p[64:], sc[0][s], sc[1][s], sc[2][s], sc[3][s])
+						putRowI32(o[96*s+64:], sc[0][s], sc[1][s], sc[2][s], sc[3][s])
 					}
 					putRowF32(o[1536:], d)
 				}
@@ -274,6 +262,12 @@ func mmTable(t table, k mmKernels) table {
 	t.q6kmm, t.q6kx8mm = q6k(false), q6k(true)
 	return t
 }
+
+// lo4 masks the low nibble of each of 8 bytes.
+const lo4 = 0x0F0F0F0F0F0F0F0F
+
+// chunkPos is where row (or token) r of a quad goes in a packed chunk.
+func chunkPos(r int) int { return 16*(r>>1) + 8*(r&1) }
 
 // kBlock returns block i of row r of a K-quant matrix of nb blocks per row:
 // in place for the plain layout, unpacked into tmp for the interleaved one.
