@@ -3,8 +3,12 @@
 package kernels
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"testing"
+
+	"github.com/droidgo/droidgo/model/quant"
 )
 
 // TestBF16Detect checks the FEAT_BF16 detection against what the emulated
@@ -21,5 +25,57 @@ func TestBF16Detect(t *testing.T) {
 	}
 	if ISA() == "i8mm" && (cur.bf16mm != nil) != (want == "1") {
 		t.Fatalf("i8mm level: BFMMLA kernel installed = %v, FEAT_BF16 = %s", cur.bf16mm != nil, want)
+	}
+}
+
+// BenchmarkGemmArm64 compares, at the level in use (set DROIDGO_ISA to pick
+// dotprod or i8mm), the matrix-matrix kernels with the 4-token kernels
+// MatMul ran before them ("x4": the same call with the matrix-matrix
+// entries removed), for Q4_K, Q6_K and Q8_0 at 64 and 256 tokens: the
+// measurement that decides whether a level keeps them. Run it on the
+// device: GOOS=android GOARCH=arm64 go test -c, adb push, then
+// ./kernels.test -test.run '^$' -test.bench GemmArm64.
+func BenchmarkGemmArm64(b *testing.B) {
+	const rows, k = 2048, 2048
+	r := rand.New(rand.NewPCG(41, 42))
+	saved := cur
+	defer func() { cur = saved }()
+	x4 := saved
+	x4.q80mm, x4.q4kmm, x4.q6kmm = nil, nil, nil
+	w4 := makeWeights(r, layouts[quant.Q4_K], k/256, rows, modeNormal)
+	w6 := makeWeights(r, layouts[quant.Q6_K], k/256, rows, modeNormal)
+	w8 := makeWeights(r, layouts[quant.Q8_0], k/32, rows, modeNormal)
+	for _, toks := range []int{64, 256} {
+		var ak []quant.BlockQ8K
+		var a8 []quant.BlockQ8_0
+		for range toks {
+			ak = append(ak, makeQ8K(r, k/256, modeNormal)...)
+			a8 = append(a8, makeQ80(r, k/32, modeNormal)...)
+		}
+		out := make([]float32, toks*rows)
+		for _, c := range []struct {
+			name string
+			w    []byte
+			run  func()
+		}{
+			{"Q4_K", w4, func() { MatMulQ4K(w4, rows, ak, toks, out, rows) }},
+			{"Q6_K", w6, func() { MatMulQ6K(w6, rows, ak, toks, out, rows) }},
+			{"Q8_0", w8, func() { MatMulQ8_0(w8, rows, a8, toks, out, rows) }},
+		} {
+			for _, v := range []struct {
+				name string
+				tab  table
+			}{{"mm", saved}, {"x4", x4}} {
+				b.Run(fmt.Sprintf("%s/%s/%s/tokens=%d", ISA(), c.name, v.name, toks), func(b *testing.B) {
+					cur = v.tab
+					defer func() { cur = saved }()
+					b.SetBytes(int64(len(c.w) * toks))
+					for b.Loop() {
+						c.run()
+					}
+					b.ReportMetric(float64(rows*k*toks)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+				})
+			}
+		}
 	}
 }
