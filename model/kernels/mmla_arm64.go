@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sync"
+	"unsafe"
 
 	"github.com/droidgo/droidgo/model/quant"
 )
@@ -372,9 +373,7 @@ var zeros [quant.QK_K]int8
 // then x3 (pair 1).
 func putChunk(dst []byte, x0, x1, x2, x3 []int8) {
 	for k, x := range [4][]int8{x0, x1, x2, x3} {
-		for i := range 8 {
-			dst[8*k+i] = byte(x[i])
-		}
+		copy(dst[8*k:8*k+8], unsafe.Slice((*byte)(unsafe.Pointer(&x[:8][0])), 8))
 	}
 }
 
