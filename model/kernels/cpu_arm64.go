@@ -11,7 +11,8 @@ import (
 
 // archLevels: "neon" (every arm64 CPU) runs every kernel in plain NEON (the
 // int8 dot products as SMULL+SADALP); "dotprod" replaces the Q4_K, Q5_K, Q6_K
-// and Q8_0 ones with SDOT kernels (Q5_K has only the SDOT one); "i8mm" (FEAT_I8MM,
+// and Q8_0 ones with SDOT kernels (Q5_K has only the SDOT one), Q4_0 included
+// (q40_arm64.s); "i8mm" (FEAT_I8MM,
 // found by x/sys/cpu from HWCAP2 on Linux and Android, sysctl on darwin) adds
 // SMMLA matrix-matrix kernels for batched Q8_0, Q4_K and Q6_K products
 // (mmla_arm64.go).
@@ -40,6 +41,9 @@ func archLevels() []level {
 		t.q80 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 			q80DOT(&w[0], &a[0], len(a), rows, &out[0])
 		}
+		t.q40 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
+			q40DOT(&w[0], &a[0], len(a), rows, &out[0])
+		}
 		ls = append(ls, level{name: "dotprod", tab: dotprodMMTable(t)})
 		if cpu.ARM64.HasI8MM {
 			ls = append(ls, level{name: "i8mm", tab: i8mmTable(t)})
@@ -66,6 +70,9 @@ var neonTable = table{
 	},
 	q804: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32, ldo int) {
 		q80NEONx4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
+	},
+	q40: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
+		q40NEON(&w[0], &a[0], len(a), rows, &out[0])
 	},
 	f32: func(w []byte, rows int, x []float32, out []float32) {
 		f32NEON(&w[0], &x[0], len(x), rows, &out[0])
@@ -138,6 +145,12 @@ func q6kNEONx4(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32, ldo int)
 
 //go:noescape
 func q80DOTx4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)
+
+//go:noescape
+func q40DOT(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)
+
+//go:noescape
+func q40NEON(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)
 
 //go:noescape
 func q80NEONx4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)
