@@ -45,7 +45,7 @@ func TestQEMUArm64Agent(t *testing.T) {
 		t.Fatalf("cross-compile droidgo for arm64: %v\n%s", err, out)
 	}
 	c, _ := spark.Preset("q")
-	// One layer and one step keep the emulated run to seconds: the
+	// One layer and two steps keep the emulated run to seconds: the
 	// agent's first prompt is about 2000 tokens.
 	c.Context, c.Window = 16384, 8192
 	c.Layers, c.Sliding = 1, c.Sliding[:1]
@@ -84,7 +84,7 @@ func TestQEMUArm64Agent(t *testing.T) {
 		if code != 0 || !strings.Contains(errs, "kernels i8mm") {
 			t.Fatalf("model bench: exit %d, want kernels i8mm in:\n%s", code, errs)
 		}
-		code, out, errs := run(t, "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", modelPath, "--json", "--max-steps", "1", "--no-think")
+		code, out, errs := run(t, "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", modelPath, "--json", "--max-steps", "2", "--no-think")
 		if code != 0 && code != 1 { // 1: the garbage call did not solve the task
 			t.Fatalf("exit %d\nstderr:\n%s", code, errs)
 		}
