@@ -11,9 +11,9 @@ import (
 	"github.com/droidgo/droidgo/model/quant"
 )
 
-// The matrix-matrix kernels of the i8mm and dotprod levels. SMMLA multiplies a 2x8 int8 matrix by an
-// 8x2 one into a 2x2 int32 one, so the assembly micro-kernels (mmla_arm64.s)
-// work on tiles of 4 rows x 4 tokens as 2x2 SMMLA pairs. Go packs the
+// The matrix-matrix kernels of the i8mm and dotprod levels. SMMLA
+// multiplies a 2x8 int8 matrix by an 8x2 one into a 2x2 int32 one, so the
+// assembly micro-kernels (mmla_arm64.s) work on tiles of 4 rows x 4 tokens as 2x2 SMMLA pairs. Go packs the
 // operands into the order SMMLA wants: each 4-token quad of the batch once
 // per call, and each 4-row quad of weights once, unpacked to int8 with its
 // scales as int32 and float32 vectors, then reused for every token quad of
@@ -54,7 +54,7 @@ const (
 )
 
 // i8mmTable adds the SMMLA matrix-matrix kernels to the dotprod level's
-// table t: Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (the plain and the interleaved
+// table t: Q8_0, Q4_0, Q4_K, Q5_K and Q6_K, and BF16 with BFMMLA (the plain and the interleaved
 // K-quant layouts share them: both are unpacked to the same packed quads).
 func i8mmTable(t table) table {
 	t = mmTable(t, mmKernels{q80MMLA, q4kMMLA, q6kMMLA, &mmlaLanes})
@@ -79,8 +79,7 @@ func bf16MM(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	defer mmPool.Put(acts)
 	clear(*acts)
 	for t := 0; t < b; t++ {
-		// token t is half (t&1) of pair (t>>1)&1 of quad t>>2
-		base := (t>>2)*nc*32 + (t>>1&1)*16 + (t&1)*8
+		base := (t>>2)*nc*32 + chunkPos(t&3)
 		xt := x[t*n : (t+1)*n]
 		for k, v := range xt {
 			binary.LittleEndian.PutUint16((*acts)[base+(k>>2)*32+2*(k&3):], uint16(math.Float32bits(v)>>16))
@@ -91,10 +90,9 @@ func bf16MM(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 		clear(dst)
 		for r := 0; r < nr; r++ {
 			row := w[(r0+r)*rb : (r0+r+1)*rb]
-			base := (r>>1)*16 + (r&1)*8
-			for k := 0; k < n; k++ {
-				o := base + (k>>2)*32 + 2*(k&3)
-				dst[o], dst[o+1] = row[2*k], row[2*k+1]
+			pos := chunkPos(r)
+			for c := 0; c < nc; c++ { // 4 weights, 8 bytes, fewer at the end
+				copy(dst[32*c+pos:32*c+pos+8], row[8*c:min(rb, 8*c+8)])
 			}
 		}
 	})
