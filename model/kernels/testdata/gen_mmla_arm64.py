@@ -46,7 +46,9 @@ def load2():
     e("VLD1.P 64(R1), [V4.B16, V5.B16, V6.B16, V7.B16]")
 
 def zero(*vs):
-    for v in vs: e(f"VEOR V{v}.B16, V{v}.B16, V{v}.B16")
+    # MOVI, not EOR v, v, v: EOR reads v, so each block's accumulators
+    # would wait for the previous block's last use of them.
+    for v in vs: e(f"VMOVI $0, V{v}.B16")
 
 def scale_fmla(src):
     # V20/V21: weight scales of row pairs 0/1; V22/V23: activation scales of
