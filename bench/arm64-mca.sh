@@ -32,7 +32,7 @@ aarch64-linux-gnu-objdump -d --no-show-raw-insn "$tmp/k.test" >"$tmp/dis"
 printf '%-10s %-12s %6s %10s %8s\n' kernel cpu insns cycles/blk MAC/cyc
 # kernel:MACs per loop iteration
 for k in q80MMLA:512 q4kMMLA:4096 q6kMMLA:4096 bf16MMLA:64 q80DOTmm:512 q4kDOTmm:4096 q6kDOTmm:4096 \
-	q80DOTx4:128 q4kDOTx4:1024 q6kDOTx4:1024; do
+	q80DOTx4:128 q4kDOTx4:1024 q6kDOTx4:1024 q80DOT:32 q4kDOT:256 q6kDOT:256 q5kDOT:256; do
 	name=${k%%:*} macs=${k##*:}
 	# The block loop: from the target of the function's first b.ne to it.
 	python3 "$here/mca_loops.py" "$tmp/dis" "github.com/droidgo/droidgo/model/kernels.$name.abi0" first-bne "$tmp/$name.s"

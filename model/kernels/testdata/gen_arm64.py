@@ -357,4 +357,7 @@ def neon_variant(text):
 quant = OUT[0][OUT[0].index("// func q80DOT"):OUT[0].index("// func f32NEON")]
 body = OUT[0] + "\n" + OUT[1] + "\n"
 neon = neon_variant(quant + "\n" + OUT[1])
-print(body + "\n// ---- plain NEON (no dotprod) variants, generated from the SDOT kernels above ----\n" + neon)
+# Registers are zeroed with MOVI, not EOR v, v, v: EOR reads v, so every
+# block would wait for the previous block's last use of the register.
+text = body + "\n// ---- plain NEON (no dotprod) variants, generated from the SDOT kernels above ----\n" + neon
+print(re.sub(r'VEOR V(\d+)\.B16, V\1\.B16, V\1\.B16', r'VMOVI $0, V\1.B16', text))
