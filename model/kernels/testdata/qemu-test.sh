@@ -20,6 +20,7 @@ if command -v aarch64-linux-gnu-objdump >/dev/null && command -v python3 >/dev/n
 	python3 "$dir/testdata/check_words.py" "$dir/mmla_arm64.s"
 	python3 "$dir/testdata/gen_mmla_arm64.py" | cmp - "$dir/mmla_arm64.s"
 	python3 "$dir/testdata/check_words.py" "$dir/q40_arm64.s"
+	python3 "$dir/testdata/check_words.py" "$dir/q5k_arm64.s"
 	python3 "$dir/testdata/gen_q40_arm64.py" | cmp - "$dir/q40_arm64.s"
 	python3 "$dir/testdata/gen_arm64.py" | cmp - "$dir/kernels_arm64.s"
 fi
