@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -25,6 +27,32 @@ func forEachLevel(t *testing.T, f func(t *testing.T)) {
 			t.Fatal(err)
 		}
 		t.Run(l, f)
+	}
+	for _, m := range missingLevels() {
+		t.Run(m.name, func(t *testing.T) {
+			if os.Getenv("DROIDGO_REQUIRE_ISA") == m.name {
+				t.Fatalf("DROIDGO_REQUIRE_ISA=%s but the level is not available: %v", m.name, m.err)
+			}
+			t.Skipf("level %s NOT tested: %v (set DROIDGO_REQUIRE_ISA=%s to make this fail)", m.name, m.err, m.name)
+		})
+	}
+}
+
+// missingLevel is a level of this architecture the CPU cannot run, and why.
+type missingLevel struct {
+	name string
+	err  error
+}
+
+// TestRequiredISA fails when DROIDGO_REQUIRE_ISA names a level this CPU
+// does not offer, even for a name no test helper knows.
+func TestRequiredISA(t *testing.T) {
+	want := os.Getenv("DROIDGO_REQUIRE_ISA")
+	if want == "" {
+		t.Skip("DROIDGO_REQUIRE_ISA not set")
+	}
+	if !slices.Contains(Levels(), want) {
+		t.Fatalf("DROIDGO_REQUIRE_ISA=%s, but this CPU offers only %v", want, Levels())
 	}
 }
 
