@@ -5,7 +5,10 @@ package kernels
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"unsafe"
 
+	"github.com/droidgo/droidgo/model/quant"
 	"golang.org/x/sys/cpu"
 )
 
@@ -43,6 +46,88 @@ func avx512Missing() error {
 // CPU has AVX512_BF16.
 func newAVX512Table(hasBF16 bool) table {
 	t := avx2Table
+	t.q4kx8mm = q4kx8mmZ
 	_ = hasBF16
 	return t
+}
+
+// x8mmArgs is what the interleaved matrix-matrix kernels read (field
+// offsets are used by the assembly).
+type x8mmArgs struct {
+	w       unsafe.Pointer // group block 0 of the first of two 8-row groups
+	gstride int            // bytes from that group to the next
+	a       unsafe.Pointer // block 0 of the tile's first token
+	astride int            // bytes from one token's blocks to the next
+	bs      unsafe.Pointer // per token and block, the 8 sub-block sums (int16)
+	nb      int            // super-blocks along K
+	ntok    int            // tokens in the tile, 1..mmTile
+	out     unsafe.Pointer // out[token 0][row 0] of the tile
+	ldo     int            // output token stride in bytes
+	scr     unsafe.Pointer // 64-byte aligned scratch (mmScratch.buf)
+}
+
+//go:noescape
+func q4kx8mmAVX512(p *x8mmArgs)
+
+// mmTile is the token tile of the matrix-matrix kernels: its activations
+// (mmTile x K/256 x 292 bytes) stay in L2 while every row pair of the
+// matrix passes by.
+const mmTile = 64
+
+// mmScratch is one call's working memory, pooled so prefill allocates
+// nothing per product.
+type mmScratch struct {
+	mem [256 + 2*64*mmTile + 64]byte
+	bs  []int16
+}
+
+var mmPool = sync.Pool{New: func() any { return new(mmScratch) }}
+
+func (s *mmScratch) buf() unsafe.Pointer {
+	p := unsafe.Pointer(&s.mem[0])
+	return unsafe.Add(p, (64-uintptr(p)&63)&63)
+}
+
+// subSums writes the sums of the 8 32-quant sub-blocks of every block of a
+// into bs (bs[8*i+j] for block i).
+func subSums(bs []int16, a []quant.BlockQ8K) []int16 {
+	bs = grow(bs, 8*len(a))
+	for i := range a {
+		s := &a[i].Bsums
+		for j := 0; j < 8; j++ {
+			bs[8*i+j] = s[2*j] + s[2*j+1]
+		}
+	}
+	return bs
+}
+
+// q4kx8mmZ is the avx512 gemmQ8K for interleaved Q4_K: pairs of 8-row
+// groups through the VNNI kernel, a leftover group through the kernels of
+// the level below.
+func q4kx8mmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	x8mm(w, rows, a, b, out, ldo, quant.BlockQ4_KSize, q4kx8mmAVX512, MatVecQ4Kx8, cur.q4kx84)
+}
+
+func x8mm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, kern func(*x8mmArgs), mv func([]byte, int, []quant.BlockQ8K, []float32), mv4 func([]byte, int, []quant.BlockQ8K, []float32, int)) {
+	nb := len(a) / b
+	rb := nb * bsize
+	r16 := rows &^ 15
+	if r16 > 0 {
+		s := mmPool.Get().(*mmScratch)
+		p := x8mmArgs{gstride: Interleave * rb, astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, scr: s.buf()}
+		for t0 := 0; t0 < b; t0 += mmTile {
+			nt := min(mmTile, b-t0)
+			s.bs = subSums(s.bs, a[t0*nb:(t0+nt)*nb])
+			p.a, p.bs, p.ntok = unsafe.Pointer(&a[t0*nb]), unsafe.Pointer(&s.bs[0]), nt
+			for r0 := 0; r0 < r16; r0 += 16 {
+				p.w = unsafe.Pointer(&w[r0*rb])
+				p.out = unsafe.Pointer(&out[t0*ldo+r0])
+				kern(&p)
+			}
+		}
+		mmPool.Put(s)
+	}
+	if r16 < rows {
+		matMulX8("x8mm", w[r16*rb:], rows-r16, a, b, out[r16:], ldo, bsize, mv, mv4)
+	}
 }

@@ -10,10 +10,10 @@ import (
 
 // gemmShapes exercise the matrix-matrix kernels: whole and partial 16-token
 // tiles, whole 16-row tiles with and without leftover rows (which go to the
-// vector kernels), one and many blocks along K. Batches below gemmMinTokens
-// are covered by the MatMul tests.
+// vector kernels), one and many blocks along K, batches of more than one
+// 64-token tile. Batches below gemmMinTokens are covered by the MatMul tests.
 var gemmShapes = []struct{ rows, nb, b int }{
-	{16, 1, 16}, {16, 8, 17}, {48, 3, 33}, {40, 2, 16}, {37, 26, 20}, {32, 8, 64}, {24, 1, 31},
+	{16, 1, 16}, {16, 8, 17}, {48, 3, 33}, {40, 2, 16}, {37, 26, 20}, {32, 8, 64}, {24, 1, 31}, {24, 2, 70},
 }
 
 // TestGemmK runs the batched K-quant products in both layouts through
