@@ -47,6 +47,7 @@ func avx512Missing() error {
 func newAVX512Table(hasBF16 bool) table {
 	t := avx2Table
 	t.q4kx8mm = q4kx8mmZ
+	t.q80mm = q80mmZ
 	_ = hasBF16
 	return t
 }
@@ -131,3 +132,83 @@ func x8mm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsi
 		matMulX8("x8mm", w[r16*rb:], rows-r16, a, b, out[r16:], ldo, bsize, mv, mv4)
 	}
 }
+
+// q80mmArgs is what q80mmAVX512 reads (field offsets are used by the
+// assembly).
+type q80mmArgs struct {
+	pk      unsafe.Pointer // the packed 16-row tile (q80packZ)
+	nb      int            // blocks along K
+	a       unsafe.Pointer // block 0 of the tile's first token
+	astride int            // bytes from one token's blocks to the next
+	nc      unsafe.Pointer // per token and block, -128 * the sum of its quants (int32)
+	ntok    int            // tokens in the tile, 1..mmTile
+	out     unsafe.Pointer // out[token 0][row 0] of the tile
+	ldo     int            // output token stride in bytes
+	fsum    unsafe.Pointer // mmTile x 16 float32 scratch
+}
+
+//go:noescape
+func q80packZ(src *byte, idx *int32, nb int, dst *byte)
+
+//go:noescape
+func q80mmAVX512(p *q80mmArgs)
+
+// q80Scratch is q80mmZ's working memory.
+type q80Scratch struct {
+	fsum [16*mmTile + 16]float32
+	pk   []byte
+	nc   []int32
+}
+
+var q80Pool = sync.Pool{New: func() any { return new(q80Scratch) }}
+
+// q80mmZ is the avx512 gemmQ80: each 16-row tile is packed once and
+// multiplied with every token of the batch, leftover rows go to the vector
+// kernels of the level below.
+func q80mmZ(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
+	nb := len(a) / b
+	rb := nb * quant.BlockQ8_0Size
+	r16 := rows &^ 15
+	if r16 > 0 {
+		s := q80Pool.Get().(*q80Scratch)
+		s.pk = grow(s.pk, 576*nb+64)
+		pk := unsafe.Add(unsafe.Pointer(&s.pk[0]), (64-uintptr(unsafe.Pointer(&s.pk[0]))&63)&63)
+		s.nc = grow(s.nc, len(a))
+		for i := range a {
+			var sum int32
+			for _, q := range a[i].Qs {
+				sum += int32(q)
+			}
+			s.nc[i] = -128 * sum
+		}
+		var idx [16]int32
+		for r := range idx {
+			idx[r] = int32(r * rb)
+		}
+		fsum := unsafe.Add(unsafe.Pointer(&s.fsum[0]), (64-uintptr(unsafe.Pointer(&s.fsum[0]))&63)&63)
+		p := q80mmArgs{pk: pk, nb: nb, astride: nb * int(unsafe.Sizeof(a[0])), ldo: 4 * ldo, fsum: fsum}
+		for r0 := 0; r0 < r16; r0 += 16 {
+			q80packZ(&w[r0*rb], &idx[0], nb, (*byte)(pk))
+			for t0 := 0; t0 < b; t0 += mmTile {
+				p.ntok = min(mmTile, b-t0)
+				p.a, p.nc = unsafe.Pointer(&a[t0*nb]), unsafe.Pointer(&s.nc[t0*nb])
+				p.out = unsafe.Pointer(&out[t0*ldo+r0])
+				q80mmAVX512(&p)
+			}
+		}
+		q80Pool.Put(s)
+	}
+	if r16 < rows {
+		matMul("MatMulQ8_0", w[r16*rb:], rows-r16, a, b, out[r16:], ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
+	}
+}
+
+// vnniPeakZ and bf16PeakZ run n x 12 independent zmm VPDPBUSD (64
+// multiply-adds each) or VDPBF16PS (32 each): the core's peak, for
+// BenchmarkPeak.
+//
+//go:noescape
+func vnniPeakZ(n int)
+
+//go:noescape
+func bf16PeakZ(n int)
