@@ -31,7 +31,7 @@ func avx512Missing() error {
 	for _, f := range []struct {
 		name string
 		has  bool
-	}{{"AVX512F", x.HasAVX512F}, {"AVX512BW", x.HasAVX512BW}, {"AVX512VL", x.HasAVX512VL}, {"AVX512_VNNI", x.HasAVX512VNNI}} {
+	}{{"AVX512F", x.HasAVX512F}, {"AVX512DQ", x.HasAVX512DQ}, {"AVX512BW", x.HasAVX512BW}, {"AVX512VL", x.HasAVX512VL}, {"AVX512_VNNI", x.HasAVX512VNNI}} {
 		if !f.has {
 			miss = append(miss, f.name)
 		}
@@ -48,6 +48,7 @@ func newAVX512Table(hasBF16 bool) table {
 	t := avx2Table
 	t.q4kx8mm = q4kx8mmZ
 	t.q80mm = q80mmZ
+	t.q6kx8mm = q6kx8mmZ
 	_ = hasBF16
 	return t
 }
@@ -59,7 +60,7 @@ type x8mmArgs struct {
 	gstride int            // bytes from that group to the next
 	a       unsafe.Pointer // block 0 of the tile's first token
 	astride int            // bytes from one token's blocks to the next
-	bs      unsafe.Pointer // per token and block, the 8 sub-block sums (int16)
+	bs      unsafe.Pointer // Q4_K: per token and block, the 8 sub-block sums (int16)
 	nb      int            // super-blocks along K
 	ntok    int            // tokens in the tile, 1..mmTile
 	out     unsafe.Pointer // out[token 0][row 0] of the tile
@@ -69,6 +70,9 @@ type x8mmArgs struct {
 
 //go:noescape
 func q4kx8mmAVX512(p *x8mmArgs)
+
+//go:noescape
+func q6kx8mmAVX512(p *x8mmArgs)
 
 // mmTile is the token tile of the matrix-matrix kernels: its activations
 // (mmTile x K/256 x 292 bytes) stay in L2 while every row pair of the
@@ -109,6 +113,11 @@ func q4kx8mmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo 
 	x8mm(w, rows, a, b, out, ldo, quant.BlockQ4_KSize, q4kx8mmAVX512, MatVecQ4Kx8, cur.q4kx84)
 }
 
+// q6kx8mmZ is q4kx8mmZ for interleaved Q6_K.
+func q6kx8mmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	x8mm(w, rows, a, b, out, ldo, quant.BlockQ6_KSize, q6kx8mmAVX512, MatVecQ6Kx8, cur.q6kx84)
+}
+
 func x8mm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, kern func(*x8mmArgs), mv func([]byte, int, []quant.BlockQ8K, []float32), mv4 func([]byte, int, []quant.BlockQ8K, []float32, int)) {
 	nb := len(a) / b
 	rb := nb * bsize
@@ -118,8 +127,11 @@ func x8mm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsi
 		p := x8mmArgs{gstride: Interleave * rb, astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, scr: s.buf()}
 		for t0 := 0; t0 < b; t0 += mmTile {
 			nt := min(mmTile, b-t0)
-			s.bs = subSums(s.bs, a[t0*nb:(t0+nt)*nb])
-			p.a, p.bs, p.ntok = unsafe.Pointer(&a[t0*nb]), unsafe.Pointer(&s.bs[0]), nt
+			if bsize == quant.BlockQ4_KSize {
+				s.bs = subSums(s.bs, a[t0*nb:(t0+nt)*nb])
+				p.bs = unsafe.Pointer(&s.bs[0])
+			}
+			p.a, p.ntok = unsafe.Pointer(&a[t0*nb]), nt
 			for r0 := 0; r0 < r16; r0 += 16 {
 				p.w = unsafe.Pointer(&w[r0*rb])
 				p.out = unsafe.Pointer(&out[t0*ldo+r0])
