@@ -49,6 +49,7 @@ func newAVX512Table(hasBF16 bool) table {
 	t.q4kx8mm = q4kx8mmZ
 	t.q80mm = q80mmZ
 	t.q6kx8mm = q6kx8mmZ
+	t.bf16mm = bf16mmZ
 	_ = hasBF16
 	return t
 }
@@ -215,6 +216,66 @@ func q80mmZ(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 	}
 }
 
+//go:noescape
+func bf16packZ(src *byte, idx *int32, n2 int, dst *float32)
+
+//go:noescape
+func bf16mmAVX512(pk *float32, xt *float32, n2 int, ntok int, out *float32, ldo int)
+
+// bf16Scratch is bf16mmZ's working memory.
+type bf16Scratch struct {
+	pk []float32 // the converted, transposed 16-row tile
+	xt []float32 // the batch's activations, 16 tokens at a time, transposed
+}
+
+var bf16Pool = sync.Pool{New: func() any { return new(bf16Scratch) }}
+
+// bf16mmZ is the avx512 gemmFloat for BF16: each 16-row tile is converted
+// to float32 once and multiplied with every 16-token tile of the batch,
+// leftover rows (and odd K) go to the kernels of the level below.
+func bf16mmZ(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
+	n := len(x) / b
+	r16 := rows &^ 15
+	if n%2 != 0 {
+		r16 = 0
+	}
+	if r16 > 0 {
+		s := bf16Pool.Get().(*bf16Scratch)
+		tiles := (b + 15) / 16
+		s.xt = grow(s.xt, tiles*16*n)
+		for tile := 0; tile < tiles; tile++ {
+			xt := s.xt[tile*16*n : (tile+1)*16*n]
+			for t := 0; t < 16; t++ {
+				if tok := 16*tile + t; tok < b {
+					for k, v := range x[tok*n : (tok+1)*n] {
+						xt[16*k+t] = v
+					}
+				} else {
+					for k := 0; k < n; k++ {
+						xt[16*k+t] = 0
+					}
+				}
+			}
+		}
+		s.pk = grow(s.pk, 16*n+16)
+		pk := s.pk[(16-int(uintptr(unsafe.Pointer(&s.pk[0]))&63)/4)&15:]
+		var idx [16]int32
+		for r := range idx {
+			idx[r] = int32(2 * r * n)
+		}
+		for r0 := 0; r0 < r16; r0 += 16 {
+			bf16packZ(&w[2*r0*n], &idx[0], n/2, &pk[0])
+			for tile := 0; tile < tiles; tile++ {
+				bf16mmAVX512(&pk[0], &s.xt[tile*16*n], n/2, min(16, b-16*tile), &out[16*tile*ldo+r0], 4*ldo)
+			}
+		}
+		bf16Pool.Put(s)
+	}
+	if r16 < rows {
+		matMulFloat("MatMulBF16", w[2*r16*n:], rows-r16, x, b, out[r16:], ldo, 2, MatVecBF16, cur.bf164)
+	}
+}
+
 // vnniPeakZ and bf16PeakZ run n x 12 independent zmm VPDPBUSD (64
 // multiply-adds each) or VDPBF16PS (32 each): the core's peak, for
 // BenchmarkPeak.
@@ -224,3 +285,8 @@ func vnniPeakZ(n int)
 
 //go:noescape
 func bf16PeakZ(n int)
+
+// fmaPeakZ is vnniPeakZ for zmm VFMADD231PS (16 multiply-adds each).
+//
+//go:noescape
+func fmaPeakZ(n int)

@@ -3,7 +3,7 @@
 #include "textflag.h"
 
 // Throughput probes for BenchmarkPeak: n iterations of 12 independent
-// 512-bit dot-product instructions (12 accumulators hide the 4-5 cycle
+// 512-bit dot-product (or FMA) instructions (12 accumulators hide the 4-5 cycle
 // latency on every current core).
 
 // func vnniPeakZ(n int)
@@ -11,6 +11,18 @@ TEXT ·vnniPeakZ(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX
 	VPXORD Z12, Z12, Z12
 	VPXORD Z13, Z13, Z13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 
 vnniloop:
 	VPDPBUSD Z13, Z12, Z0
@@ -35,6 +47,18 @@ TEXT ·bf16PeakZ(SB), NOSPLIT, $0-8
 	MOVQ n+0(FP), CX
 	VPXORD Z12, Z12, Z12
 	VPXORD Z13, Z13, Z13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
 
 bf16loop:
 	BYTE $0x62; BYTE $0xd2; BYTE $0x1e; BYTE $0x48; BYTE $0x52; BYTE $0xc5 // VDPBF16PS zmm0, zmm12, zmm13
@@ -51,5 +75,41 @@ bf16loop:
 	BYTE $0x62; BYTE $0x52; BYTE $0x1e; BYTE $0x48; BYTE $0x52; BYTE $0xdd // VDPBF16PS zmm11, zmm12, zmm13
 	DECQ CX
 	JNZ  bf16loop
+	VZEROUPPER
+	RET
+
+// func fmaPeakZ(n int)
+TEXT ·fmaPeakZ(SB), NOSPLIT, $0-8
+	MOVQ n+0(FP), CX
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+fmaloop:
+	VFMADD231PS Z13, Z12, Z0
+	VFMADD231PS Z13, Z12, Z1
+	VFMADD231PS Z13, Z12, Z2
+	VFMADD231PS Z13, Z12, Z3
+	VFMADD231PS Z13, Z12, Z4
+	VFMADD231PS Z13, Z12, Z5
+	VFMADD231PS Z13, Z12, Z6
+	VFMADD231PS Z13, Z12, Z7
+	VFMADD231PS Z13, Z12, Z8
+	VFMADD231PS Z13, Z12, Z9
+	VFMADD231PS Z13, Z12, Z10
+	VFMADD231PS Z13, Z12, Z11
+	DECQ CX
+	JNZ  fmaloop
 	VZEROUPPER
 	RET

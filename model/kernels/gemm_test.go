@@ -191,9 +191,13 @@ func BenchmarkGemm(b *testing.B) {
 			b.Fatal(err)
 		}
 		w8 := makeWeights(r, layouts[quant.Q8_0], k/32, rows, modeNormal)
+		// Weights like a model's (no subnormals: random bytes would make
+		// 1 in 128 of them subnormal, and every level would measure the
+		// CPU's microcode assists instead of its kernel).
 		wb := make([]byte, 2*rows*k)
-		for i := range wb {
-			wb[i] = byte(r.Uint32() & 0x3f)
+		for i := 0; i < rows*k; i++ {
+			h := quant.FP32ToBF16(float32(r.NormFloat64() * 0.05))
+			wb[2*i], wb[2*i+1] = byte(h), byte(h>>8)
 		}
 		var ak []quant.BlockQ8K
 		var a8 []quant.BlockQ8_0

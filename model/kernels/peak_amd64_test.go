@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// BenchmarkPeak measures this core's VPDPBUSD and VDPBF16PS throughput on
-// zmm registers (GMAC/s, one thread; "x2" runs one copy per GOMAXPROCS
+// BenchmarkPeak measures this core's VPDPBUSD, VDPBF16PS and VFMADD231PS
+// throughput on zmm registers (GMAC/s, one thread; "x2" runs one copy per GOMAXPROCS
 // thread), the ceiling the matrix-matrix kernels' GMAC/s are a share of.
 func BenchmarkPeak(b *testing.B) {
 	const iters = 1 << 16
@@ -21,6 +21,7 @@ func BenchmarkPeak(b *testing.B) {
 	}{
 		{"VPDPBUSD", avx512Err == nil, 64, vnniPeakZ},
 		{"VDPBF16PS", avx512Err == nil && cpu.X86.HasAVX512BF16, 32, bf16PeakZ},
+		{"VFMADD231PS", avx512Err == nil, 16, fmaPeakZ},
 	}
 	for _, c := range cases {
 		for _, par := range []bool{false, true} {
