@@ -49,6 +49,8 @@ func newAVX512Table(hasBF16 bool) table {
 	t.q4kx8mm = q4kx8mmZ
 	t.q80mm = q80mmZ
 	t.q6kx8mm = q6kx8mmZ
+	t.q4kmm = q4kmmZ
+	t.q6kmm = q6kmmZ
 	t.bf16mm = bf16mmZ
 	_ = hasBF16
 	return t
@@ -85,6 +87,7 @@ const mmTile = 64
 type mmScratch struct {
 	mem [256 + 2*64*mmTile + 64]byte
 	bs  []int16
+	pk  []byte // plainmm: one 16-row tile in the interleaved layout
 }
 
 var mmPool = sync.Pool{New: func() any { return new(mmScratch) }}
@@ -117,6 +120,53 @@ func q4kx8mmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo 
 // q6kx8mmZ is q4kx8mmZ for interleaved Q6_K.
 func q6kx8mmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 	x8mm(w, rows, a, b, out, ldo, quant.BlockQ6_KSize, q6kx8mmAVX512, MatVecQ6Kx8, cur.q6kx84)
+}
+
+// q4kmmZ is the avx512 gemmQ8K for Q4_K in the file's layout: each 16-row
+// tile is interleaved on the fly (once for the whole batch) and run
+// through the interleaved kernel, so the first prompt of a run, which
+// arrives before the background repack, gets the same kernel as the later
+// ones.
+func q4kmmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	plainmm(w, rows, a, b, out, ldo, quant.BlockQ4_KSize, packGroupQ4K, q4kx8mmAVX512, MatVecQ4K, cur.q4k4)
+}
+
+// q6kmmZ is q4kmmZ for Q6_K.
+func q6kmmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	plainmm(w, rows, a, b, out, ldo, quant.BlockQ6_KSize, packGroupQ6K, q6kx8mmAVX512, MatVecQ6K, cur.q6k4)
+}
+
+func plainmm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, pack func(gb, src []byte, rb int), kern func(*x8mmArgs), mv func([]byte, int, []quant.BlockQ8K, []float32), mv4 func([]byte, int, []quant.BlockQ8K, []float32, int)) {
+	nb := len(a) / b
+	rb := nb * bsize
+	r16 := rows &^ 15
+	if r16 > 0 {
+		s := mmPool.Get().(*mmScratch)
+		s.pk = grow(s.pk, 16*rb)
+		if bsize == quant.BlockQ4_KSize {
+			s.bs = subSums(s.bs, a)
+		}
+		p := x8mmArgs{w: unsafe.Pointer(&s.pk[0]), gstride: Interleave * rb, astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, scr: s.buf()}
+		for r0 := 0; r0 < r16; r0 += 16 {
+			for g := 0; g < 2; g++ {
+				for blk := 0; blk < nb; blk++ {
+					pack(s.pk[(g*nb+blk)*Interleave*bsize:], w[(r0+Interleave*g)*rb+blk*bsize:], rb)
+				}
+			}
+			for t0 := 0; t0 < b; t0 += mmTile {
+				p.a, p.ntok = unsafe.Pointer(&a[t0*nb]), min(mmTile, b-t0)
+				if bsize == quant.BlockQ4_KSize {
+					p.bs = unsafe.Pointer(&s.bs[8*t0*nb])
+				}
+				p.out = unsafe.Pointer(&out[t0*ldo+r0])
+				kern(&p)
+			}
+		}
+		mmPool.Put(s)
+	}
+	if r16 < rows {
+		matMul("plainmm", w[r16*rb:], rows-r16, a, b, out[r16:], ldo, bsize, mv, mv4)
+	}
 }
 
 func x8mm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, kern func(*x8mmArgs), mv func([]byte, int, []quant.BlockQ8K, []float32), mv4 func([]byte, int, []quant.BlockQ8K, []float32, int)) {
