@@ -216,6 +216,9 @@ func q80packZ(src *byte, idx *int32, nb int, dst *byte)
 //go:noescape
 func q80mmAVX512(p *q80mmArgs)
 
+//go:noescape
+func q80negSumsZ(a *quant.BlockQ8_0, n int, out *int32)
+
 // q80Scratch is q80mmZ's working memory.
 type q80Scratch struct {
 	fsum [16*mmTile + 16]float32
@@ -237,13 +240,7 @@ func q80mmZ(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 		s.pk = grow(s.pk, 576*nb+64)
 		pk := unsafe.Add(unsafe.Pointer(&s.pk[0]), (64-uintptr(unsafe.Pointer(&s.pk[0]))&63)&63)
 		s.nc = grow(s.nc, len(a))
-		for i := range a {
-			var sum int32
-			for _, q := range a[i].Qs {
-				sum += int32(q)
-			}
-			s.nc[i] = -128 * sum
-		}
+		q80negSumsZ(&a[0], len(a), &s.nc[0])
 		var idx [16]int32
 		for r := range idx {
 			idx[r] = int32(r * rb)
@@ -270,6 +267,9 @@ func q80mmZ(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 func bf16packZ(src *byte, idx *int32, n2 int, dst *float32)
 
 //go:noescape
+func bf16xtZ(x *float32, idx *int32, n int, dst *float32)
+
+//go:noescape
 func bf16mmAVX512(pk *float32, xt *float32, n2 int, ntok int, out *float32, ldo int)
 
 // bf16Scratch is bf16mmZ's working memory.
@@ -293,23 +293,17 @@ func bf16mmZ(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 		s := bf16Pool.Get().(*bf16Scratch)
 		tiles := (b + 15) / 16
 		s.xt = grow(s.xt, tiles*16*n)
+		var idx [16]int32
 		for tile := 0; tile < tiles; tile++ {
-			xt := s.xt[tile*16*n : (tile+1)*16*n]
-			for t := 0; t < 16; t++ {
-				if tok := 16*tile + t; tok < b {
-					for k, v := range x[tok*n : (tok+1)*n] {
-						xt[16*k+t] = v
-					}
-				} else {
-					for k := 0; k < n; k++ {
-						xt[16*k+t] = 0
-					}
-				}
+			// A last partial tile gathers its last token again in the
+			// missing places; their sums are never stored.
+			for t := range idx {
+				idx[t] = int32(4 * n * min(t, b-1-16*tile))
 			}
+			bf16xtZ(&x[16*tile*n], &idx[0], n, &s.xt[tile*16*n])
 		}
 		s.pk = grow(s.pk, 16*n+16)
 		pk := s.pk[(16-int(uintptr(unsafe.Pointer(&s.pk[0]))&63)/4)&15:]
-		var idx [16]int32
 		for r := range idx {
 			idx[r] = int32(2 * r * n)
 		}

@@ -126,3 +126,25 @@ bfloop:
 bfdone:
 	VZEROUPPER
 	RET
+
+// func bf16xtZ(x *float32, idx *int32, n int, dst *float32)
+//
+// dst[16k+t] = x[idx[t]/4 + k] for k < n: 16 tokens' activations
+// transposed, one gather per element k.
+TEXT ·bf16xtZ(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ idx+8(FP), AX
+	MOVQ n+16(FP), CX
+	MOVQ dst+24(FP), DI
+	VMOVDQU32 (AX), Z30
+
+bfxt:
+	KXNORW K0, K0, K1
+	VGATHERDPS (SI)(Z30*1), K1, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $4, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  bfxt
+	VZEROUPPER
+	RET

@@ -187,3 +187,34 @@ q80out:
 	JNZ  q80out
 	VZEROUPPER
 	RET
+
+// func q80negSumsZ(a *quant.BlockQ8_0, n int, out *int32)
+//
+// out[i] = -128 * the sum of a[i]'s 32 quants, the correction of the
+// biased weights: (q ^ 0x80) sums unsigned with VPSADBW, less 32*128.
+TEXT ·q80negSumsZ(SB), NOSPLIT, $0-24
+	MOVQ a+0(FP), SI
+	MOVQ n+8(FP), CX
+	MOVQ out+16(FP), DI
+	VPBROADCASTD q80x80<>(SB), Y15
+	VPXOR Y14, Y14, Y14
+
+q80sums:
+	VMOVDQU 4(SI), Y0
+	VPXOR Y15, Y0, Y0
+	VPSADBW Y14, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDQ X1, X0, X0
+	VPSHUFD $0x4e, X0, X1
+	VPADDQ X1, X0, X0
+	VMOVD X0, AX
+	SHLL $7, AX
+	MOVL $524288, BX
+	SUBL AX, BX
+	MOVL BX, (DI)
+	ADDQ $36, SI
+	ADDQ $4, DI
+	DECQ CX
+	JNZ  q80sums
+	VZEROUPPER
+	RET
