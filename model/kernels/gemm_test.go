@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -233,12 +234,20 @@ func BenchmarkGemm(b *testing.B) {
 						b.Fatal(err)
 					}
 					defer SetISA(Levels()[len(Levels())-1])
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					cpu0 := threadCPU()
 					for b.Loop() {
 						c.run()
 					}
 					s := b.Elapsed().Seconds() / float64(b.N)
 					b.ReportMetric(float64(rows)*k*float64(toks)/s/1e9, "GMAC/s")
 					b.ReportMetric(float64(len(c.w))/s/1e9, "GB/s")
+					if cpu := (threadCPU() - cpu0).Seconds() / float64(b.N); cpu > 0 {
+						// Per second of this thread's CPU time: what the
+						// kernel does when it has the core, on a shared host.
+						b.ReportMetric(float64(rows)*k*float64(toks)/cpu/1e9, "GMAC/cpu-s")
+					}
 				})
 			}
 		}
