@@ -92,7 +92,10 @@ func TestGemmQ8_0(t *testing.T) {
 				continue
 			}
 			for _, c := range gemmShapes {
-				nb := c.nb * 8 // Q8_0 rows of the same widths as the K-quant ones
+				// Q8_0 rows of the K-quant widths, less one block for odd
+				// c.nb so that kernels working on pairs of blocks meet a
+				// last single one.
+				nb := c.nb*8 - c.nb&1
 				w := makeWeights(r, lay, nb, c.rows, mode)
 				a := make([]quant.BlockQ8_0, 0, c.b*nb)
 				for range c.b {
@@ -132,7 +135,7 @@ func TestGemmBF16(t *testing.T) {
 		r := rand.New(rand.NewPCG(35, 36))
 		for _, exact := range []bool{false, true} {
 			for _, c := range gemmShapes {
-				n := c.nb * 64
+				n := c.nb*64 + c.nb&1 // odd for odd c.nb
 				val := func() float32 {
 					if exact {
 						return float32(r.IntN(17) - 8)
