@@ -77,6 +77,9 @@ func q4kx8mmAVX512(p *x8mmArgs)
 //go:noescape
 func q6kx8mmAVX512(p *x8mmArgs)
 
+//go:noescape
+func q4kPackZ(src *byte, idx *int32, nb int, dst *byte, gstride int)
+
 // mmTile is the token tile of the matrix-matrix kernels: its activations
 // (mmTile x K/256 x 292 bytes) stay in L2 while every row pair of the
 // matrix passes by.
@@ -147,10 +150,18 @@ func plainmm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, 
 			s.bs = subSums(s.bs, a)
 		}
 		p := x8mmArgs{w: unsafe.Pointer(&s.pk[0]), gstride: Interleave * rb, astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, scr: s.buf()}
+		var idx [16]int32
+		for r := range idx {
+			idx[r] = int32(r * rb)
+		}
 		for r0 := 0; r0 < r16; r0 += 16 {
-			for g := 0; g < 2; g++ {
-				for blk := 0; blk < nb; blk++ {
-					pack(s.pk[(g*nb+blk)*Interleave*bsize:], w[(r0+Interleave*g)*rb+blk*bsize:], rb)
+			if bsize == quant.BlockQ4_KSize {
+				q4kPackZ(&w[r0*rb], &idx[0], nb, &s.pk[0], Interleave*rb)
+			} else {
+				for g := 0; g < 2; g++ {
+					for blk := 0; blk < nb; blk++ {
+						pack(s.pk[(g*nb+blk)*Interleave*bsize:], w[(r0+Interleave*g)*rb+blk*bsize:], rb)
+					}
 				}
 			}
 			for t0 := 0; t0 < b; t0 += mmTile {

@@ -217,3 +217,92 @@ mmstore:
 	JNZ  mmstore
 	VZEROUPPER
 	RET
+
+// Q4PK(j): dword j of the 16 rows' qs (gathered), rows 0-7 to group 0's
+// step slot j, rows 8-15 to group 1's (DX bytes on).
+#define Q4PK(j) \
+	KXNORW K0, K0, K1 \
+	VPGATHERDD (16+4*(j))(SI)(Z30*1), K1, Z0 \
+	VMOVDQU32 Y0, (128+32*(j))(DI) \
+	VEXTRACTI64X4 $1, Z0, (128+32*(j))(DI)(DX*1)
+
+// Q4PKSC(k, SH): scale byte k (byte SH/8 of the gathered dword in Z1) of
+// the 16 rows to both groups' plane k.
+#define Q4PKSC(k, SH) \
+	VPSRLD $(SH), Z1, Z3 \
+	VPMOVDB Z3, X3 \
+	VMOVQ X3, (32+8*(k))(DI) \
+	VPEXTRQ $1, X3, (32+8*(k))(DI)(DX*1)
+
+#define Q4PKSC4(m) \
+	KXNORW K0, K0, K1 \
+	VPGATHERDD (4+4*(m))(SI)(Z30*1), K1, Z1 \
+	Q4PKSC(4*(m), 0) \
+	Q4PKSC(4*(m)+1, 8) \
+	Q4PKSC(4*(m)+2, 16) \
+	Q4PKSC(4*(m)+3, 24)
+
+// func q4kPackZ(src *byte, idx *int32, nb int, dst *byte, gstride int)
+//
+// Interleaves 16 Q4_K rows (row r at src + idx[r], nb blocks) into the two
+// group blocks of repack.go's layout, group 0 at dst and group 1 gstride
+// bytes on: packGroupQ4K for both groups, with gathers.
+TEXT ·q4kPackZ(SB), NOSPLIT, $0-40
+	MOVQ src+0(FP), SI
+	MOVQ idx+8(FP), AX
+	MOVQ nb+16(FP), CX
+	MOVQ dst+24(FP), DI
+	MOVQ gstride+32(FP), DX
+	VMOVDQU32 (AX), Z30
+
+q4pk:
+	KXNORW K0, K0, K1
+	VPGATHERDD (SI)(Z30*1), K1, Z1
+	VPMOVDW Z1, Y2
+	VMOVDQU X2, 0(DI)
+	VEXTRACTI128 $1, Y2, 0(DI)(DX*1)
+	VPSRLD $16, Z1, Z1
+	VPMOVDW Z1, Y2
+	VMOVDQU X2, 16(DI)
+	VEXTRACTI128 $1, Y2, 16(DI)(DX*1)
+	Q4PKSC4(0)
+	Q4PKSC4(1)
+	Q4PKSC4(2)
+	Q4PK(0)
+	Q4PK(1)
+	Q4PK(2)
+	Q4PK(3)
+	Q4PK(4)
+	Q4PK(5)
+	Q4PK(6)
+	Q4PK(7)
+	Q4PK(8)
+	Q4PK(9)
+	Q4PK(10)
+	Q4PK(11)
+	Q4PK(12)
+	Q4PK(13)
+	Q4PK(14)
+	Q4PK(15)
+	Q4PK(16)
+	Q4PK(17)
+	Q4PK(18)
+	Q4PK(19)
+	Q4PK(20)
+	Q4PK(21)
+	Q4PK(22)
+	Q4PK(23)
+	Q4PK(24)
+	Q4PK(25)
+	Q4PK(26)
+	Q4PK(27)
+	Q4PK(28)
+	Q4PK(29)
+	Q4PK(30)
+	Q4PK(31)
+	ADDQ $144, SI
+	ADDQ $1152, DI
+	DECQ CX
+	JNZ  q4pk
+	VZEROUPPER
+	RET
