@@ -77,8 +77,15 @@ func q4kx8mmAVX512(p *x8mmArgs)
 //go:noescape
 func q6kx8mmAVX512(p *x8mmArgs)
 
+// q4kPackZ and q6kPackZ interleave 16 rows (row r at src + idx[r], nb
+// blocks) into two groups of the layout of repack.go, group 0 at dst and
+// group 1 gstride bytes on (packGroupQ4K/packGroupQ6K, with gathers).
+//
 //go:noescape
 func q4kPackZ(src *byte, idx *int32, nb int, dst *byte, gstride int)
+
+//go:noescape
+func q6kPackZ(src *byte, idx *int32, nb int, dst *byte, gstride int)
 
 // mmTile is the token tile of the matrix-matrix kernels: its activations
 // (mmTile x K/256 x 292 bytes) stay in L2 while every row pair of the
@@ -126,20 +133,20 @@ func q6kx8mmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo 
 }
 
 // q4kmmZ is the avx512 gemmQ8K for Q4_K in the file's layout: each 16-row
-// tile is interleaved on the fly (once for the whole batch) and run
+// tile is interleaved on the fly (once for the whole batch, with gathers) and run
 // through the interleaved kernel, so the first prompt of a run, which
 // arrives before the background repack, gets the same kernel as the later
 // ones.
 func q4kmmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	plainmm(w, rows, a, b, out, ldo, quant.BlockQ4_KSize, packGroupQ4K, q4kx8mmAVX512, MatVecQ4K, cur.q4k4)
+	plainmm(w, rows, a, b, out, ldo, quant.BlockQ4_KSize, q4kPackZ, q4kx8mmAVX512, MatVecQ4K, cur.q4k4)
 }
 
 // q6kmmZ is q4kmmZ for Q6_K.
 func q6kmmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	plainmm(w, rows, a, b, out, ldo, quant.BlockQ6_KSize, packGroupQ6K, q6kx8mmAVX512, MatVecQ6K, cur.q6k4)
+	plainmm(w, rows, a, b, out, ldo, quant.BlockQ6_KSize, q6kPackZ, q6kx8mmAVX512, MatVecQ6K, cur.q6k4)
 }
 
-func plainmm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, pack func(gb, src []byte, rb int), kern func(*x8mmArgs), mv func([]byte, int, []quant.BlockQ8K, []float32), mv4 func([]byte, int, []quant.BlockQ8K, []float32, int)) {
+func plainmm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, pack func(src *byte, idx *int32, nb int, dst *byte, gstride int), kern func(*x8mmArgs), mv func([]byte, int, []quant.BlockQ8K, []float32), mv4 func([]byte, int, []quant.BlockQ8K, []float32, int)) {
 	nb := len(a) / b
 	rb := nb * bsize
 	r16 := rows &^ 15
@@ -155,15 +162,7 @@ func plainmm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, 
 			idx[r] = int32(r * rb)
 		}
 		for r0 := 0; r0 < r16; r0 += 16 {
-			if bsize == quant.BlockQ4_KSize {
-				q4kPackZ(&w[r0*rb], &idx[0], nb, &s.pk[0], Interleave*rb)
-			} else {
-				for g := 0; g < 2; g++ {
-					for blk := 0; blk < nb; blk++ {
-						pack(s.pk[(g*nb+blk)*Interleave*bsize:], w[(r0+Interleave*g)*rb+blk*bsize:], rb)
-					}
-				}
-			}
+			pack(&w[r0*rb], &idx[0], nb, &s.pk[0], Interleave*rb)
 			for t0 := 0; t0 < b; t0 += mmTile {
 				p.a, p.ntok = unsafe.Pointer(&a[t0*nb]), min(mmTile, b-t0)
 				if bsize == quant.BlockQ4_KSize {

@@ -23,29 +23,36 @@ func needAVX512(t *testing.T) {
 	}
 }
 
-// TestQ4KPackZ holds the gathering interleaver of the avx512 Q4_K prefill
-// to Repack byte for byte, in every weight mode (all scale and quant bits).
-func TestQ4KPackZ(t *testing.T) {
+// TestPackZ holds the gathering interleavers of the avx512 Q4_K and Q6_K
+// prefill to Repack byte for byte, in every weight mode (all scale and
+// quant bits), with the last block at the very end of the slice.
+func TestPackZ(t *testing.T) {
 	needAVX512(t)
 	r := rand.New(rand.NewPCG(41, 42))
-	lay := layouts[quant.Q4_K]
-	for _, mode := range weightModes {
-		for _, nb := range []int{1, 3, 8} {
-			const rows = 16
-			w := makeWeights(r, lay, nb, rows, mode)
-			want := make([]byte, len(w))
-			if err := Repack(quant.Q4_K, want, w, rows, nb*quant.QK_K); err != nil {
-				t.Fatal(err)
-			}
-			rb := nb * quant.BlockQ4_KSize
-			var idx [16]int32
-			for i := range idx {
-				idx[i] = int32(i * rb)
-			}
-			got := make([]byte, len(w))
-			q4kPackZ(&w[0], &idx[0], nb, &got[0], Interleave*rb)
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s nb=%d: q4kPackZ differs from Repack", mode, nb)
+	for _, c := range []struct {
+		typ  quant.Type
+		pack func(src *byte, idx *int32, nb int, dst *byte, gstride int)
+	}{{quant.Q4_K, q4kPackZ}, {quant.Q6_K, q6kPackZ}} {
+		lay := layouts[c.typ]
+		for _, mode := range weightModes {
+			for _, nb := range []int{1, 3, 8} {
+				const rows = 16
+				w := makeWeights(r, lay, nb, rows, mode)
+				w = w[:len(w):len(w)]
+				want := make([]byte, len(w))
+				if err := Repack(c.typ, want, w, rows, nb*quant.QK_K); err != nil {
+					t.Fatal(err)
+				}
+				rb := nb * lay.bs
+				var idx [16]int32
+				for i := range idx {
+					idx[i] = int32(i * rb)
+				}
+				got := make([]byte, len(w))
+				c.pack(&w[0], &idx[0], nb, &got[0], Interleave*rb)
+				if !bytes.Equal(got, want) {
+					t.Errorf("%v %s nb=%d: the pack differs from Repack", c.typ, mode, nb)
+				}
 			}
 		}
 	}

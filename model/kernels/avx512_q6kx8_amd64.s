@@ -247,3 +247,78 @@ q6store:
 	JNZ  q6store
 	VZEROUPPER
 	RET
+
+// Q6PK(src, dst): the dword at src of the 16 rows' blocks (gathered), rows
+// 0-7 to dst in group 0, rows 8-15 to dst in group 1 (DX bytes on).
+#define Q6PK(src, dst) \
+	KXNORW K0, K0, K1 \
+	VPGATHERDD (src)(SI)(Z30*1), K1, Z0 \
+	VMOVDQU32 Y0, (dst)(DI) \
+	VEXTRACTI64X4 $1, Z0, (dst)(DI)(DX*1)
+
+// Q6PKSTEP(n, i): step i of half n: ql[64n+4i], ql[64n+32+4i], qh[32n+4i].
+#define Q6PKSTEP(n, i) \
+	Q6PK(64*(n)+4*(i), 144+768*(n)+96*(i)) \
+	Q6PK(64*(n)+32+4*(i), 144+768*(n)+96*(i)+32) \
+	Q6PK(128+32*(n)+4*(i), 144+768*(n)+96*(i)+64)
+
+#define Q6PKSC(k, SH) \
+	VPSRLD $(SH), Z1, Z3 \
+	VPMOVDB Z3, X3 \
+	VMOVQ X3, (16+8*(k))(DI) \
+	VPEXTRQ $1, X3, (16+8*(k))(DI)(DX*1)
+
+#define Q6PKSC4(m) \
+	KXNORW K0, K0, K1 \
+	VPGATHERDD (192+4*(m))(SI)(Z30*1), K1, Z1 \
+	Q6PKSC(4*(m), 0) \
+	Q6PKSC(4*(m)+1, 8) \
+	Q6PKSC(4*(m)+2, 16) \
+	Q6PKSC(4*(m)+3, 24)
+
+// func q6kPackZ(src *byte, idx *int32, nb int, dst *byte, gstride int)
+//
+// q4kPackZ for Q6_K: packGroupQ6K for the two groups of 16 rows.
+TEXT ·q6kPackZ(SB), NOSPLIT, $0-40
+	MOVQ src+0(FP), SI
+	MOVQ idx+8(FP), AX
+	MOVQ nb+16(FP), CX
+	MOVQ dst+24(FP), DI
+	MOVQ gstride+32(FP), DX
+	VMOVDQU32 (AX), Z30
+
+q6pk:
+	// d is the high word of the dword at 206 (the dword at 208 would
+	// read past the block).
+	KXNORW K0, K0, K1
+	VPGATHERDD 206(SI)(Z30*1), K1, Z1
+	VPSRLD $16, Z1, Z1
+	VPMOVDW Z1, Y2
+	VMOVDQU X2, 0(DI)
+	VEXTRACTI128 $1, Y2, 0(DI)(DX*1)
+	Q6PKSC4(0)
+	Q6PKSC4(1)
+	Q6PKSC4(2)
+	Q6PKSC4(3)
+	Q6PKSTEP(0, 0)
+	Q6PKSTEP(0, 1)
+	Q6PKSTEP(0, 2)
+	Q6PKSTEP(0, 3)
+	Q6PKSTEP(0, 4)
+	Q6PKSTEP(0, 5)
+	Q6PKSTEP(0, 6)
+	Q6PKSTEP(0, 7)
+	Q6PKSTEP(1, 0)
+	Q6PKSTEP(1, 1)
+	Q6PKSTEP(1, 2)
+	Q6PKSTEP(1, 3)
+	Q6PKSTEP(1, 4)
+	Q6PKSTEP(1, 5)
+	Q6PKSTEP(1, 6)
+	Q6PKSTEP(1, 7)
+	ADDQ $210, SI
+	ADDQ $1680, DI
+	DECQ CX
+	JNZ  q6pk
+	VZEROUPPER
+	RET
