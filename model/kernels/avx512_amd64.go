@@ -274,59 +274,62 @@ func q80mmZ(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 }
 
 //go:noescape
-func bf16packZ(src *byte, idx *int32, n2 int, dst *float32)
+func bf16pack2Z(src *byte, idx *int32, n2 int, dst *float32)
 
 //go:noescape
-func bf16xtZ(x *float32, idx *int32, n int, dst *float32)
+func bf16xt8Z(x *float32, idx *int32, n int, dst *float32)
 
 //go:noescape
-func bf16mmAVX512(pk *float32, xt *float32, n2 int, ntok int, out *float32, ldo int)
+func bf16mm32AVX512(pk *float32, xt *float32, n2 int, ntok int, out *float32, ldo int)
 
 // bf16Scratch is bf16mmZ's working memory.
 type bf16Scratch struct {
-	pk []float32 // the converted, transposed 16-row tile
-	xt []float32 // the batch's activations, 16 tokens at a time, transposed
+	pk []float32 // the converted, transposed 32-row tile
+	xt []float32 // the batch's activations, 8 tokens at a time, transposed
 }
 
 var bf16Pool = sync.Pool{New: func() any { return new(bf16Scratch) }}
 
-// bf16mmZ is the avx512 gemmFloat for BF16: each 16-row tile is converted
-// to float32 once and multiplied with every 16-token tile of the batch,
-// leftover rows (and odd K) go to the kernels of the level below.
+// bf16mmZ is the avx512 gemmFloat for BF16: each 32-row tile is converted
+// to float32 once and multiplied with every 8-token tile of the batch (the
+// 8 tokens' elements broadcast once each for both 16-row halves: 10 loads
+// per 16 FMAs; measured ~15 % faster at 256 tokens than 16x16 tiles with
+// one broadcast per FMA, and no slower at 64); leftover rows and odd K go
+// to the kernels of the level below.
 func bf16mmZ(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	n := len(x) / b
-	r16 := rows &^ 15
+	r32 := rows &^ 31
 	if n%2 != 0 {
-		r16 = 0
+		r32 = 0
 	}
-	if r16 > 0 {
+	if r32 > 0 {
 		s := bf16Pool.Get().(*bf16Scratch)
-		tiles := (b + 15) / 16
-		s.xt = grow(s.xt, tiles*16*n)
-		var idx [16]int32
+		tiles := (b + 7) / 8
+		s.xt = grow(s.xt, tiles*8*n)
+		var idx [32]int32
 		for tile := 0; tile < tiles; tile++ {
 			// A last partial tile gathers its last token again in the
 			// missing places; their sums are never stored.
-			for t := range idx {
-				idx[t] = int32(4 * n * min(t, b-1-16*tile))
+			for t := 0; t < 8; t++ {
+				idx[t] = int32(4 * n * min(t, b-1-8*tile))
 			}
-			bf16xtZ(&x[16*tile*n], &idx[0], n, &s.xt[tile*16*n])
+			bf16xt8Z(&x[8*tile*n], &idx[0], n, &s.xt[tile*8*n])
 		}
-		s.pk = grow(s.pk, 16*n+16)
+		s.pk = grow(s.pk, 32*n+16)
 		pk := s.pk[(16-int(uintptr(unsafe.Pointer(&s.pk[0]))&63)/4)&15:]
 		for r := range idx {
 			idx[r] = int32(2 * r * n)
 		}
-		for r0 := 0; r0 < r16; r0 += 16 {
-			bf16packZ(&w[2*r0*n], &idx[0], n/2, &pk[0])
+		for r0 := 0; r0 < r32; r0 += 32 {
+			bf16pack2Z(&w[2*r0*n], &idx[0], n/2, &pk[0])
 			for tile := 0; tile < tiles; tile++ {
-				bf16mmAVX512(&pk[0], &s.xt[tile*16*n], n/2, min(16, b-16*tile), &out[16*tile*ldo+r0], 4*ldo)
+				bf16mm32AVX512(&pk[0], &s.xt[tile*8*n], n/2, min(8, b-8*tile), &out[8*tile*ldo+r0], 4*ldo)
 			}
 		}
 		bf16Pool.Put(s)
 	}
-	if r16 < rows {
-		matMulFloat("MatMulBF16", w[2*r16*n:], rows-r16, x, b, out[r16:], ldo, 2, MatVecBF16, cur.bf164)
+	if r32 < rows {
+		matMulFloat("MatMulBF16", w[2*r32*n:], rows-r32, x, b, out[r32:], ldo, 2, MatVecBF16, cur.bf164)
 	}
 }
 

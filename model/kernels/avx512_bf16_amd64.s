@@ -2,77 +2,120 @@
 
 #include "textflag.h"
 
-// AVX-512 matrix-matrix kernel for BF16 weights (prefill). A tile of 16
-// rows is first converted (bf16packZ) to float32 and transposed, element k
-// of the 16 rows in one zmm; then 16 tokens at a time, their activations
-// transposed the same way (element k of the 16 tokens in 64 bytes), run one
-// VFMADD231PS per token and element with the activation as an embedded
-// broadcast, 16 independent accumulators (Z0-Z15, one per token) of 16 rows
-// each. bf16 -> f32 is exact, so the products are the reference's.
+// AVX-512 matrix-matrix kernel for BF16 weights (prefill). A tile of 32
+// rows is first converted (bf16pack2Z) to float32 and transposed, element
+// k of 16 rows in one zmm; then 8 tokens at a time, their activations
+// transposed the same way (bf16xt8Z: element k of the 8 tokens in 32
+// bytes), each token's element is broadcast once and multiplied into both
+// 16-row halves: 16 FMAs for 2 weight and 8 broadcast loads, 16
+// independent accumulators. bf16 -> f32 is exact, so the products are the
+// reference's.
 //
 // VDPBF16PS would do two elements per instruction, but on this Sapphire
-// Rapids host it runs at half the rate of VFMADD231PS (BenchmarkPeak: ~59
-// vs ~115 GMAC/s per core) and needs bf16 activations (truncating an
-// unrounded x, which the f32 form uses as given, like the reference).
+// Rapids class host it runs at half the multiply-add rate of VFMADD231PS
+// (BenchmarkPeak: ~58 vs ~115 GMAC/s per core) and needs bf16 activations
+// (truncating an unrounded x, which the f32 form uses as given, like the
+// reference).
 
 DATA bfhi<>+0(SB)/4, $0xffff0000
 GLOBL bfhi<>(SB), RODATA|NOPTR, $4
 
-// func bf16packZ(src *byte, idx *int32, n2 int, dst *float32)
+// func bf16pack2Z(src *byte, idx *int32, n2 int, dst *float32)
 //
-// Row r of the tile starts at src + idx[r]; element k of the 16 rows goes
-// to dst[16k:16k+16], for k < 2*n2.
-TEXT ·bf16packZ(SB), NOSPLIT, $0-32
+// Converts and transposes a 32-row tile (row r at src + idx[r]): element
+// k of rows 0-15 to dst[32k:], of rows 16-31 to dst[32k+16:], k < 2*n2.
+TEXT ·bf16pack2Z(SB), NOSPLIT, $0-32
 	MOVQ src+0(FP), SI
 	MOVQ idx+8(FP), AX
 	MOVQ n2+16(FP), CX
 	MOVQ dst+24(FP), DI
 	VMOVDQU32 (AX), Z30
+	VMOVDQU32 64(AX), Z31
 	VPBROADCASTD bfhi<>(SB), Z29
 
-bfpack:
+bfpack2:
 	KXNORW K0, K0, K1
 	VPGATHERDD (SI)(Z30*1), K1, Z0
+	KXNORW K0, K0, K2
+	VPGATHERDD (SI)(Z31*1), K2, Z2
 	VPSLLD $16, Z0, Z1
 	VPANDD Z29, Z0, Z0
+	VPSLLD $16, Z2, Z3
+	VPANDD Z29, Z2, Z2
 	VMOVUPS Z1, (DI)
-	VMOVUPS Z0, 64(DI)
+	VMOVUPS Z3, 64(DI)
+	VMOVUPS Z0, 128(DI)
+	VMOVUPS Z2, 192(DI)
 	ADDQ $4, SI
-	ADDQ $128, DI
+	ADDQ $256, DI
 	DECQ CX
-	JNZ  bfpack
+	JNZ  bfpack2
 	VZEROUPPER
 	RET
 
-#define BFFMA(k, W) \
-	VFMADD231PS.BCST (64*(k)+0)(AX), W, Z0 \
-	VFMADD231PS.BCST (64*(k)+4)(AX), W, Z1 \
-	VFMADD231PS.BCST (64*(k)+8)(AX), W, Z2 \
-	VFMADD231PS.BCST (64*(k)+12)(AX), W, Z3 \
-	VFMADD231PS.BCST (64*(k)+16)(AX), W, Z4 \
-	VFMADD231PS.BCST (64*(k)+20)(AX), W, Z5 \
-	VFMADD231PS.BCST (64*(k)+24)(AX), W, Z6 \
-	VFMADD231PS.BCST (64*(k)+28)(AX), W, Z7 \
-	VFMADD231PS.BCST (64*(k)+32)(AX), W, Z8 \
-	VFMADD231PS.BCST (64*(k)+36)(AX), W, Z9 \
-	VFMADD231PS.BCST (64*(k)+40)(AX), W, Z10 \
-	VFMADD231PS.BCST (64*(k)+44)(AX), W, Z11 \
-	VFMADD231PS.BCST (64*(k)+48)(AX), W, Z12 \
-	VFMADD231PS.BCST (64*(k)+52)(AX), W, Z13 \
-	VFMADD231PS.BCST (64*(k)+56)(AX), W, Z14 \
-	VFMADD231PS.BCST (64*(k)+60)(AX), W, Z15
+// func bf16xt8Z(x *float32, idx *int32, n int, dst *float32)
+//
+// dst[8k+t] = x[idx[t]/4 + k] for k < n: 8 tokens' activations
+// transposed, one gather per element k.
+TEXT ·bf16xt8Z(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	MOVQ idx+8(FP), AX
+	MOVQ n+16(FP), CX
+	MOVQ dst+24(FP), DI
+	VMOVDQU (AX), Y14
 
-#define BFOUT(R) \
-	VMOVUPS R, (DI) \
+bfxt8:
+	VPCMPEQD Y13, Y13, Y13
+	VGATHERDPS Y13, (SI)(Y14*1), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $4, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  bfxt8
+	VZEROUPPER
+	RET
+
+#define BF32K(OFF, XO) \
+	VMOVUPS (OFF)(SI), Z16 \
+	VMOVUPS (OFF+64)(SI), Z17 \
+	VBROADCASTSS (XO)(AX), Z18 \
+	VBROADCASTSS (XO+4)(AX), Z19 \
+	VBROADCASTSS (XO+8)(AX), Z20 \
+	VBROADCASTSS (XO+12)(AX), Z21 \
+	VBROADCASTSS (XO+16)(AX), Z22 \
+	VBROADCASTSS (XO+20)(AX), Z23 \
+	VBROADCASTSS (XO+24)(AX), Z24 \
+	VBROADCASTSS (XO+28)(AX), Z25 \
+	VFMADD231PS Z18, Z16, Z0 \
+	VFMADD231PS Z18, Z17, Z1 \
+	VFMADD231PS Z19, Z16, Z2 \
+	VFMADD231PS Z19, Z17, Z3 \
+	VFMADD231PS Z20, Z16, Z4 \
+	VFMADD231PS Z20, Z17, Z5 \
+	VFMADD231PS Z21, Z16, Z6 \
+	VFMADD231PS Z21, Z17, Z7 \
+	VFMADD231PS Z22, Z16, Z8 \
+	VFMADD231PS Z22, Z17, Z9 \
+	VFMADD231PS Z23, Z16, Z10 \
+	VFMADD231PS Z23, Z17, Z11 \
+	VFMADD231PS Z24, Z16, Z12 \
+	VFMADD231PS Z24, Z17, Z13 \
+	VFMADD231PS Z25, Z16, Z14 \
+	VFMADD231PS Z25, Z17, Z15
+
+#define BF32OUT(A, B) \
+	VMOVUPS A, (DI) \
+	VMOVUPS B, 64(DI) \
 	DECQ DX \
-	JZ   bfdone \
+	JZ   bf32done \
 	ADDQ R9, DI
 
-// func bf16mmAVX512(pk *float32, xt *float32, n2 int, ntok int, out *float32, ldo int)
+// func bf16mm32AVX512(pk *float32, xt *float32, n2 int, ntok int, out *float32, ldo int)
 //
-// out[t*ldo/4 + r] = sum_k pk[16k+r] * xt[16k+t] for r < 16, t < ntok,
-// k < 2*n2; ldo in bytes.
-TEXT ·bf16mmAVX512(SB), NOSPLIT, $0-48
+// out[t*ldo/4 + r] = sum_k pk[32k+r] * xt[8k+t] for r < 32, t < ntok <= 8,
+// k < 2*n2: each of the 8 tokens' elements broadcast once into a register
+// for both 16-row halves.
+TEXT ·bf16mm32AVX512(SB), NOSPLIT, $0-48
 	MOVQ pk+0(FP), SI
 	MOVQ xt+8(FP), AX
 	MOVQ n2+16(FP), CX
@@ -96,55 +139,24 @@ TEXT ·bf16mmAVX512(SB), NOSPLIT, $0-48
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
 
-bfloop:
-	VMOVUPS (SI), Z16
-	VMOVUPS 64(SI), Z17
-	BFFMA(0, Z16)
-	BFFMA(1, Z17)
-	ADDQ $128, SI
-	ADDQ $128, AX
+bf32loop:
+	BF32K(0, 0)
+	BF32K(128, 32)
+	ADDQ $256, SI
+	ADDQ $64, AX
 	DECQ CX
-	JNZ  bfloop
+	JNZ  bf32loop
 
-	BFOUT(Z0)
-	BFOUT(Z1)
-	BFOUT(Z2)
-	BFOUT(Z3)
-	BFOUT(Z4)
-	BFOUT(Z5)
-	BFOUT(Z6)
-	BFOUT(Z7)
-	BFOUT(Z8)
-	BFOUT(Z9)
-	BFOUT(Z10)
-	BFOUT(Z11)
-	BFOUT(Z12)
-	BFOUT(Z13)
-	BFOUT(Z14)
-	VMOVUPS Z15, (DI)
+	BF32OUT(Z0, Z1)
+	BF32OUT(Z2, Z3)
+	BF32OUT(Z4, Z5)
+	BF32OUT(Z6, Z7)
+	BF32OUT(Z8, Z9)
+	BF32OUT(Z10, Z11)
+	BF32OUT(Z12, Z13)
+	VMOVUPS Z14, (DI)
+	VMOVUPS Z15, 64(DI)
 
-bfdone:
-	VZEROUPPER
-	RET
-
-// func bf16xtZ(x *float32, idx *int32, n int, dst *float32)
-//
-// dst[16k+t] = x[idx[t]/4 + k] for k < n: 16 tokens' activations
-// transposed, one gather per element k.
-TEXT ·bf16xtZ(SB), NOSPLIT, $0-32
-	MOVQ x+0(FP), SI
-	MOVQ idx+8(FP), AX
-	MOVQ n+16(FP), CX
-	MOVQ dst+24(FP), DI
-	VMOVDQU32 (AX), Z30
-
-bfxt:
-	KXNORW K0, K0, K1
-	VGATHERDPS (SI)(Z30*1), K1, Z0
-	VMOVUPS Z0, (DI)
-	ADDQ $4, SI
-	ADDQ $64, DI
-	DECQ CX
-	JNZ  bfxt
+bf32done:
 	VZEROUPPER
 	RET
