@@ -113,11 +113,27 @@ const (
 )
 
 // setQ80Cfg: tmm0 = A (tokens x 32 bytes: one Q8_0 block), tmm1 = B (8
-// rows of 16 x 4 weight bytes), tmm2 = C (tokens x 16 int32).
+// rows of 16 x 4 weight bytes), tmm2 and tmm3 = C (tokens x 16 int32) of
+// alternate blocks.
 func setQ80Cfg(c *tileCfg, ntok int) {
 	c.rows[0], c.colsb[0] = uint8(ntok), 32
 	c.rows[1], c.colsb[1] = 8, 64
 	c.rows[2], c.colsb[2] = uint8(ntok), 64
+	c.rows[3], c.colsb[3] = uint8(ntok), 64
+}
+
+// tileActsQ80 copies the quants of a Q8_0 batch into tile order: for token
+// tile i and block k, the 16 tokens' 32 quants at ((i*nb+k)*16 + t)*32,
+// zeros for the missing tokens of a last partial tile.
+func tileActsQ80(dst []byte, a []quant.BlockQ8_0, b, nb int) {
+	tiles := (b + 15) / 16
+	clear(dst[(tiles-1)*nb*512:])
+	for t := 0; t < b; t++ {
+		base := ((t/16)*nb*16 + t%16) * 32
+		for k := 0; k < nb; k++ {
+			*(*[32]int8)(unsafe.Pointer(&dst[base+k*512])) = a[t*nb+k].Qs
+		}
+	}
 }
 
 // packQ80 unpacks 16 Q8_0 rows (row r at src[r*rb:]) of nb blocks into B
@@ -170,17 +186,19 @@ func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
 	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8_0) float32 { return x.D })
-	s.pk = grow(s.pk, 512*nb)
+	pk := align64(&s.pk, 512*nb)
 	s.ws = grow(s.ws, 16*nb)
+	aq := align64(&s.aq, (b+15)/16*nb*512)
+	tileActsQ80(aq, a, b, nb)
 	r16 := rows &^ 15
-	p := amxArgs{astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
-		w: unsafe.Pointer(&s.pk[0]), ws: unsafe.Pointer(&s.ws[0])}
+	p := amxArgs{astride: 32, nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
+		w: unsafe.Pointer(&pk[0]), ws: unsafe.Pointer(&s.ws[0])}
 	for r0 := 0; r0 < r16; r0 += 16 {
-		packQ80AMX(&s.pk[0], &s.ws[0], &w[r0*rb], rb, nb)
+		packQ80AMX(&pk[0], &s.ws[0], &w[r0*rb], rb, nb)
 		for t0 := 0; t0 < b; t0 += 16 {
 			p.ntok = min(16, b-t0)
 			p.cfg = s.cfgFor(cfgQ80, p.ntok, setQ80Cfg)
-			p.a = unsafe.Pointer(&a[t0*nb].Qs[0])
+			p.a = unsafe.Pointer(&aq[t0/16*nb*512])
 			p.da = unsafe.Pointer(&s.da[t0/16*nb*16])
 			p.out = unsafe.Pointer(&out[t0*ldo+r0])
 			amxQ80(&p)
