@@ -72,7 +72,8 @@ type amxScratch struct {
 	bs   []int16
 	grp  []byte
 	xb   []uint16
-	aq   []byte // activation quants in tile order (K-quants)
+	aq   []byte // activation quants in tile order
+	accb []byte // K-quant sums of every token tile
 	// planes is the byte transpose of 16 rows' block heads.
 	planes [256]byte
 }
@@ -347,10 +348,10 @@ func amxLevel(below table) (level, error) {
 }
 
 //go:noescape
-func amxQK4(p *amxArgs)
+func amxQK4(p *amxQKArgs)
 
 //go:noescape
-func amxQK6(p *amxArgs)
+func amxQK6(p *amxQKArgs)
 
 //go:noescape
 func unpackQ4KAMX(dst, g0, g1 *byte)
@@ -390,36 +391,66 @@ func tokenBsums(bs []int16, a []quant.BlockQ8K, b, nb int) []int16 {
 	return bs
 }
 
-// qkAMX is the AMX gemmQ8K shared by Q4_K and Q6_K in both layouts: unpack
-// reads the super-block sb of the 16-row tile at row r0 into dst; mm is the
+// amxQKArgs is what amxQK4 / amxQK6 read (see amxk_amd64.s).
+type amxQKArgs struct {
+	cfg    unsafe.Pointer // *tileCfg
+	a      unsafe.Pointer // the first token tile's quants of the super-block
+	w      unsafe.Pointer // the unpacked super-block of the weight tile
+	da     unsafe.Pointer // the first tile's token scales of the super-block
+	bs     unsafe.Pointer // the first tile's token bsums of the super-block
+	acc    unsafe.Pointer // the first tile's sums, 16 x 16 float32 per tile
+	cbuf   unsafe.Pointer // 64-byte aligned accumulator scratch (4 KiB)
+	tiles  int            // token tiles (all with the configuration's rows)
+	astep  int            // bytes from one tile's quants to the next
+	dastep int            // ... token scales
+	bsstep int            // ... bsums
+}
+
+// qkAMX is the AMX gemmQ8K shared by the K-quants in both layouts: unpack
+// reads super-block sb of the 16-row tile at row r0 into dst; mm is the
 // tile kernel; rest computes leftover rows (fewer than 16) with the vector
-// kernels.
+// kernels. Super-blocks are the outer loop: one unpacked super-block (8.8
+// KiB) stays in L1 while every token tile of the batch goes past it, and
+// the token tiles' sums wait in acc (1 KiB each) between super-blocks.
 func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int,
-	unpack func(s *amxScratch, dst []byte, r0, sb int), mm func(*amxArgs),
+	unpack func(s *amxScratch, dst []byte, r0, sb int), mm func(*amxQKArgs),
 	rest func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int), rb int) {
 	nb := len(a) / b
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
 	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8K) float32 { return x.D })
 	s.bs = tokenBsums(s.bs, a, b, nb)
-	aq := align64(&s.aq, (b+15)/16*nb*16*256)
+	tiles, full := (b+15)/16, b/16
+	aq := align64(&s.aq, tiles*nb*16*256)
 	tileActs(aq, a, b, nb)
-	pk := align64(&s.pk, amxSB*nb)
+	wsb := align64(&s.pk, amxSB)
+	accb := align64(&s.accb, tiles*1024)
+	acc := unsafe.Slice((*float32)(unsafe.Pointer(&accb[0])), tiles*256)
+	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0]),
+		astep: nb * 16 * 256, dastep: nb * 16 * 4, bsstep: nb * 16 * 16 * 2}
+	run := func(tile, n, sb, ntok int) {
+		p.cfg = s.cfgFor(cfgQK, ntok, setQKCfg)
+		p.tiles = n
+		p.a = unsafe.Pointer(&aq[(tile*nb+sb)*16*256])
+		p.da = unsafe.Pointer(&s.da[(tile*nb+sb)*16])
+		p.bs = unsafe.Pointer(&s.bs[(tile*nb+sb)*256])
+		p.acc = unsafe.Pointer(&acc[tile*256])
+		mm(&p)
+	}
 	r16 := rows &^ 15
-	p := amxArgs{astride: 256, astep: 16 * 256, nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
-		w: unsafe.Pointer(&pk[0])}
 	for r0 := 0; r0 < r16; r0 += 16 {
+		clear(acc)
 		for sb := 0; sb < nb; sb++ {
-			unpack(s, pk[sb*amxSB:(sb+1)*amxSB], r0, sb)
+			unpack(s, wsb, r0, sb)
+			if full > 0 {
+				run(0, full, sb, 16)
+			}
+			if full < tiles {
+				run(full, 1, sb, b-16*full)
+			}
 		}
-		for t0 := 0; t0 < b; t0 += 16 {
-			p.ntok = min(16, b-t0)
-			p.cfg = s.cfgFor(cfgQK, p.ntok, setQKCfg)
-			p.a = unsafe.Pointer(&aq[t0/16*nb*16*256])
-			p.da = unsafe.Pointer(&s.da[t0/16*nb*16])
-			p.aux = unsafe.Pointer(&s.bs[t0/16*nb*256])
-			p.out = unsafe.Pointer(&out[t0*ldo+r0])
-			mm(&p)
+		for t := 0; t < b; t++ {
+			copy(out[t*ldo+r0:t*ldo+r0+16], acc[t*16:t*16+16])
 		}
 	}
 	if r16 < rows {
