@@ -595,6 +595,9 @@ func pack16Q6K(g, src []byte, rb int, planes *[256]byte) {
 func amxBF16(p *amxArgs)
 
 //go:noescape
+func amxBF16x2(p *amxArgs)
+
+//go:noescape
 func toBF16(dst *uint16, src *float32, n int)
 
 // bf16TokenBlock is the tokens that share one transposition of a row tile
@@ -608,6 +611,11 @@ func setBF16Cfg(c *tileCfg, ntok int) {
 	c.rows[0], c.colsb[0] = uint8(ntok), 64
 	c.rows[1], c.colsb[1] = 16, 64
 	c.rows[2], c.colsb[2] = uint8(ntok), 64
+	if ntok == 16 { // amxBF16x2: A1, B0, B1 and four accumulators
+		for i := 1; i < 8; i++ {
+			c.rows[i], c.colsb[i] = 16, 64
+		}
+	}
 }
 
 // bf16AMX is the AMX gemmFloat for BF16 weights: activations (already
@@ -635,38 +643,65 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 		}
 		clear(xb[n:])
 	}
-	s.pk = grow(s.pk, 1024*nc)
+	pk := align64(&s.pk, 1024*nc)
 	r16 := rows &^ 15
-	p := amxArgs{astride: 2 * n32, nb: nc, ldo: 4 * ldo, w: unsafe.Pointer(&s.pk[0])}
+	p := amxArgs{astride: 2 * n32, nb: nc, ldo: 4 * ldo}
 	full := n / 32 // chunks whose 64 bytes lie inside every row
 	var tail [16 * 64]byte
 	// Token blocks of bf16TokenBlock keep a block's activations in L2 while
 	// every row tile of the matrix passes by; a row tile is transposed once
 	// per block.
+	pack := func(bt []byte, src []byte) {
+		for c := 0; c < full; c++ {
+			t := bt[1024*c:]
+			transposeD16(&t[0], &t[32], 64, &src[64*c], rb)
+			transposeD16(&t[512], &t[512+32], 64, &src[64*c+32], rb)
+		}
+		if full < nc {
+			clear(tail[:])
+			for r := 0; r < 16; r++ {
+				copy(tail[64*r:64*r+rb-64*full], src[r*rb+64*full:(r+1)*rb])
+			}
+			t := bt[1024*full:]
+			transposeD16(&t[0], &t[32], 64, &tail[0], 64)
+			transposeD16(&t[512], &t[512+32], 64, &tail[32], 64)
+		}
+	}
+	pk1 := align64(&s.grp, 1024*nc)
+	// Token blocks of bf16TokenBlock keep a block's activations in L2 while
+	// every row tile of the matrix passes by; a row tile is transposed once
+	// per block. Pairs of row tiles and of full token tiles go through the
+	// 2x2 kernel, the rest one tile pair at a time.
 	for tb := 0; tb < b; tb += bf16TokenBlock {
 		te := min(b, tb+bf16TokenBlock)
-		for r0 := 0; r0 < r16; r0 += 16 {
-			src := w[r0*rb:]
-			for c := 0; c < full; c++ {
-				bt := s.pk[1024*c:]
-				transposeD16(&bt[0], &bt[32], 64, &src[64*c], rb)
-				transposeD16(&bt[512], &bt[512+32], 64, &src[64*c+32], rb)
+		for r0 := 0; r0 < r16; r0 += 32 {
+			pack(pk, w[r0*rb:])
+			two := r0+16 < r16
+			if two {
+				pack(pk1, w[(r0+16)*rb:])
 			}
-			if full < nc {
-				clear(tail[:])
-				for r := 0; r < 16; r++ {
-					copy(tail[64*r:64*r+rb-64*full], src[r*rb+64*full:(r+1)*rb])
+			t0 := tb
+			if two {
+				for ; t0+32 <= te; t0 += 32 {
+					p.cfg = s.cfgFor(cfgBF16, 16, setBF16Cfg)
+					p.a = unsafe.Pointer(&s.xb[t0*n32])
+					p.w, p.ws = unsafe.Pointer(&pk[0]), unsafe.Pointer(&pk1[0])
+					p.out = unsafe.Pointer(&out[t0*ldo+r0])
+					amxBF16x2(&p)
 				}
-				bt := s.pk[1024*full:]
-				transposeD16(&bt[0], &bt[32], 64, &tail[0], 64)
-				transposeD16(&bt[512], &bt[512+32], 64, &tail[32], 64)
 			}
-			for t0 := tb; t0 < te; t0 += 16 {
+			for ; t0 < te; t0 += 16 {
 				p.ntok = min(16, te-t0)
 				p.cfg = s.cfgFor(cfgBF16, p.ntok, setBF16Cfg)
 				p.a = unsafe.Pointer(&s.xb[t0*n32])
-				p.out = unsafe.Pointer(&out[t0*ldo+r0])
-				amxBF16(&p)
+				for j, bt := range [][]byte{pk, pk1} {
+					if j == 1 && !two {
+						break
+					}
+					p.w = unsafe.Pointer(&bt[0])
+					p.out = unsafe.Pointer(&out[t0*ldo+r0+16*j])
+					amxBF16(&p)
+				}
 			}
 		}
 	}
