@@ -53,8 +53,6 @@ type amxArgs struct {
 	ldo     int            // output token stride in bytes
 	ntok    int            // tokens in the tile, 1..16
 	cbuf    unsafe.Pointer // 64-byte aligned scratch for accumulator tiles
-	aux     unsafe.Pointer // kernel-specific extra operand
-	astep   int            // bytes from one K block of the activations to the next
 }
 
 //go:noescape
