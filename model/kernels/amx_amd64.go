@@ -22,9 +22,13 @@ import (
 //
 // Layout: a tile of 16 weight rows is unpacked once into the B-tile form
 // (K/4 rows of 64 bytes, row k holding 4 consecutive weights of each of the
-// 16 rows), then every tile of up to 16 tokens is multiplied with it. A
-// tiles are read straight from the activation blocks with the token stride
-// as the tile stride, so activations are never copied.
+// 16 rows; for BF16 K/2 rows of pairs), then every tile of up to 16 tokens
+// is multiplied with it. The activation quants are copied once per call
+// into tile order (16 tokens' blocks side by side, 64-byte aligned), so A
+// tiles are whole cache lines; activations are never re-quantised. K-quant
+// weights are unpacked as scale*q in two byte planes (see qkAMX and
+// amxunpack_amd64.s), so one super-block needs no per-sub-block work
+// outside the tiles.
 //
 // The tile state never lives across Go code: each assembly call loads the
 // tile configuration, runs its loop and releases the tiles (TILERELEASE)
@@ -46,7 +50,7 @@ type amxArgs struct {
 	a       unsafe.Pointer // first activation quant of the token tile
 	astride int            // bytes from one token's activations to the next
 	w       unsafe.Pointer // the unpacked weight tile
-	ws      unsafe.Pointer // per-block weight scales (Q8_0) or super-block scales (K-quants)
+	ws      unsafe.Pointer // Q8_0: per-block weight scales; BF16 2x2: the second row tile
 	da      unsafe.Pointer // per-block activation scales, [block][16 tokens]
 	nb      int            // blocks along K
 	out     unsafe.Pointer // out[token 0][row 0] of the tile
