@@ -779,3 +779,6 @@ func attn512(t *table) {
 
 //go:noescape
 func amxOne(op int, c *int32, a, b *byte, cfg *tileCfg)
+
+//go:noescape
+func amxPeak(n int, bf16 bool, cfg *tileCfg)
