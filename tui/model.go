@@ -8,9 +8,9 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
 )
 
@@ -616,35 +616,14 @@ func (m *model) clampScrolls() {
 	}
 }
 
-// clean makes untrusted text (model output, labels) safe to draw: it drops
-// escape sequences and control characters, which could move the cursor or
-// restyle the terminal, and turns tabs into spaces.
+// clean makes untrusted text (model output, labels) safe to draw: termsafe
+// drops escape sequences, control characters and bidi overrides, which
+// could move the cursor, restyle or retitle the terminal or hide text, and
+// tabs become spaces.
 func clean(s string) string {
-	if strings.IndexByte(s, 0x1b) >= 0 {
-		s = ansi.Strip(s)
+	s = termsafe.String(s)
+	if strings.IndexByte(s, '\t') >= 0 {
+		s = strings.ReplaceAll(s, "\t", "    ")
 	}
-	ok := true
-	for _, r := range s {
-		if r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 {
-			ok = false
-			break
-		}
-	}
-	if ok {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\t':
-			b.WriteString("    ")
-		case r == '\n':
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
-			// dropped: ESC and friends would reach the terminal
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return s
 }

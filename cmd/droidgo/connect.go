@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/droidgo/droidgo/internal/termsafe"
 )
 
 func init() { register(newConnectCmd) }
@@ -43,7 +45,7 @@ is ready. Its serial is then HOST:PORT.`,
 			if info.Model != "" {
 				model = " (" + info.Model + ")"
 			}
-			fmt.Fprintf(g.stdout, "connected to %s%s\n", hp, model)
+			fmt.Fprintf(termsafe.NewWriter(g.stdout), "connected to %s%s\n", hp, model)
 			return nil
 		},
 	}

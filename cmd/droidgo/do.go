@@ -13,6 +13,7 @@ import (
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/uixml"
 )
 
@@ -60,7 +61,7 @@ func newDoCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stdout, "%s: %s\n", name, msg)
+			fmt.Fprintf(termsafe.NewWriter(g.stdout), "%s: %s\n", name, msg)
 			return nil
 		},
 	}

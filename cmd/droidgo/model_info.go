@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/model/spark"
 )
 
@@ -68,7 +69,7 @@ func newModelInfoCmd(g *globals) *cobra.Command {
 			if asJSON {
 				return json.NewEncoder(g.stdout).Encode(info)
 			}
-			w := g.stdout
+			w := termsafe.NewWriter(g.stdout) // names and types come from the file
 			fmt.Fprintf(w, "%s: %s (%s)\n", args[0], spark.Arch, m.Format)
 			fmt.Fprintf(w, "layers %d (%d sliding, window %d), hidden %d, ffn %d, heads %d/%d kv, head_dim %d, vocab %d, context %d\n",
 				cfg.Layers, modelCountTrue(cfg.Sliding), cfg.Window, cfg.Hidden, cfg.FFN, cfg.Heads, cfg.KVHeads, cfg.HeadDim, cfg.Vocab, cfg.Context)

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -54,10 +57,17 @@ model, so everything can be tried without a device or model weights.`,
 
 // execute runs droidgo with args and returns the process exit code.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	g := &globals{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	out := &checkedWriter{w: stdout}
+	g := &globals{ctx: ctx, stdin: stdin, stdout: out, stderr: stderr}
 	root := newRootCmd(g)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if werr := out.failed(); werr != nil && codeFor(err) != 2 {
+		// Output that was lost is a failure whatever the command thought,
+		// and one message says so for every command (replacing a
+		// command's own report of the same write error).
+		err = fmt.Errorf("cannot write to standard output: %w", werr)
+	}
 	if err == nil {
 		return 0
 	}
@@ -79,4 +89,38 @@ func isUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// checkedWriter is the commands' standard output: it keeps the first write
+// error, so that no command can exit 0 with its output lost (a full disk,
+// a closed pipe), whichever way it writes.
+type checkedWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// failed returns the first write error, without the file name an
+// *fs.PathError adds ("write /dev/stdout: "): the message names standard
+// output itself.
+func (c *checkedWriter) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var pe *fs.PathError
+	if errors.As(c.err, &pe) {
+		return pe.Err
+	}
+	return c.err
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/droidgo/droidgo/config"
 	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/openai"
@@ -369,6 +370,8 @@ func runRun(o *runOptions) error {
 		if o.step {
 			lc.Approver = lineApprover(g.stdin, g.stderr)
 		}
+		// A failed write to stdout is reported by execute, for every
+		// command alike.
 		lc.OnEvent = fanout(append(sinks, printer)...)
 		res = loop.Run(ctx, lc)
 	}
@@ -436,7 +439,7 @@ func fanout(sinks ...func(loop.Event)) func(loop.Event) {
 func runWithTUI(ctx context.Context, cancel context.CancelFunc, o *runOptions, lc loop.Config, sinks []func(loop.Event), uo tui.Options) (loop.Result, error) {
 	uo.Cancel = cancel
 	uo.In = o.g.stdin
-	uo.Out = o.g.stdout
+	uo.Out = terminalOut(o.g.stdout)
 	// The user can turn step mode on with a key, so the UI sees every call.
 	uo.EveryCall = true
 	ui := tui.New(uo)
@@ -461,6 +464,7 @@ func runWithTUI(ctx context.Context, cancel context.CancelFunc, o *runOptions, l
 
 // printSummary leaves the result on the terminal once the UI is gone.
 func printSummary(w io.Writer, res loop.Result) {
+	w = termsafe.NewWriter(w) // the reason may quote the model
 	verdict := "FAILURE"
 	if res.Success {
 		verdict = "SUCCESS"
