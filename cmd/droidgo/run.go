@@ -108,7 +108,7 @@ usage or configuration error.`,
 	f.StringVarP(&o.device, "device", "s", "", "run on the ADB device with this `SERIAL`")
 	f.StringVarP(&o.model, "model", "m", "", "the model: script:FILE[?pace=DUR], a GGUF file or an HF directory")
 	f.StringVar(&o.endpoint, "endpoint", "", "use the OpenAI-compatible server at `URL` (vLLM, SGLang, llama-server, ollama) instead of a model file")
-	f.StringVar(&o.modelName, "model-name", "", "the model's `NAME` on the --endpoint server (default: the only one it serves)")
+	f.StringVar(&o.modelName, "model-name", "", "the model's `NAME` on the --endpoint server (default: the only one it serves; several is an error)")
 	f.IntVar(&o.maxSteps, "max-steps", loop.DefaultMaxSteps, "step budget")
 	f.BoolVar(&o.noThink, "no-think", false, "turn the model's reasoning off")
 	f.IntVar(&o.thinkBudget, "think-budget", 1024, "reasoning tokens per step before the reasoning is closed (0: no limit)")

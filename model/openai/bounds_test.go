@@ -1,0 +1,122 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// endless streams chunks until the client goes away, and reports on gone
+// whether it did.
+func endless(chunk string, gone chan<- bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", chunk); err != nil {
+				gone <- true
+				return
+			}
+			w.(http.Flusher).Flush()
+			if r.Context().Err() != nil {
+				gone <- true
+				return
+			}
+		}
+		gone <- false
+	}
+}
+
+// TestServerIgnoringMaxTokens streams tokens without end: droidgo stops at
+// the budget it asked for, closes the stream and says why.
+func TestServerIgnoringMaxTokens(t *testing.T) {
+	gone := make(chan bool, 1)
+	b := newTestBackend(t, endless(delta("content", "tap "), gone), nil)
+	r := noThink
+	r.MaxTokens = 100
+	s, err := b.Chat(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, content, _, _, err := collect(t, s)
+	if err != nil {
+		t.Fatalf("a budget stop is the end of the turn, not an error: %v", err)
+	}
+	if n := strings.Count(content, "tap "); n != 100 {
+		t.Errorf("%d tokens taken of a budget of 100", n)
+	}
+	if st := s.Stats().Stopped; !strings.Contains(st, "more than the 100 tokens") {
+		t.Errorf("Stopped = %q", st)
+	}
+	if !<-gone {
+		t.Error("the stream was not closed: the server kept sending for 20 s")
+	}
+}
+
+// TestAnswerCap streams big chunks with no token budget: the answer stops
+// at maxAnswer bytes.
+func TestAnswerCap(t *testing.T) {
+	gone := make(chan bool, 1)
+	b := newTestBackend(t, endless(delta("reasoning_content", strings.Repeat("x", 64<<10)), gone), nil)
+	s, err := b.Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasoning, _, _, _, err := collect(t, s)
+	if err != nil || len(reasoning) > maxAnswer || len(reasoning) < maxAnswer/2 {
+		t.Errorf("%d bytes of reasoning, err %v", len(reasoning), err)
+	}
+	if !strings.Contains(s.Stats().Stopped, "MiB") || !<-gone {
+		t.Errorf("Stopped = %q", s.Stats().Stopped)
+	}
+}
+
+// TestLineCap sends one data line without end: an error, not 100 MB in
+// memory.
+func TestLineCap(t *testing.T) {
+	b := newTestBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, `data: {"choices":[{"delta":{"content":"`)
+		piece := strings.Repeat("a", 1<<20)
+		for range 100 {
+			if _, err := io.WriteString(w, piece); err != nil {
+				return
+			}
+		}
+	}, nil)
+	s, err := b.Chat(context.Background(), noThink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, _, err = collect(t, s)
+	if !errors.Is(err, ErrStreamBroken) || !strings.Contains(err.Error(), "line longer than 2 MiB") {
+		t.Errorf("err %v", err)
+	}
+}
+
+// TestSeveralModelsNeedAName: with no model named, a server serving more
+// than one is refused with their names.
+func TestSeveralModelsNeedAName(t *testing.T) {
+	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"object":"list","data":[{"id":"spark-a"},{"id":"spark-b"}]}`)
+	})
+	_, err := New(context.Background(), Config{BaseURL: srv})
+	if err == nil || !strings.Contains(err.Error(), "spark-a, spark-b") || !strings.Contains(err.Error(), "--model-name") {
+		t.Errorf("err %v", err)
+	}
+}
+
+func newTestServer(t *testing.T, h http.HandlerFunc) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
