@@ -39,21 +39,29 @@ type Key struct {
 	Default string
 	Help    string
 	field   func(*Settings) any
+	// Max bounds an "int" setting (0: no bound); every source (file,
+	// environment, flag) is checked against it when it is read.
+	Max int
 }
+
+// MaxThreads bounds the threads setting and every --threads flag: each
+// engine thread is an OS thread locked to its goroutine, and the engine
+// refuses more (spark.MaxThreads, which a test keeps equal).
+const MaxThreads = 256
 
 // Keys lists every setting, in the order `droidgo config` shows them.
 var Keys = []Key{
-	{"model", "DROIDGO_MODEL", "string", "", "model file (GGUF), HF directory or script:FILE", func(s *Settings) any { return &s.Model }},
-	{"endpoint", "DROIDGO_ENDPOINT", "string", "", "OpenAI-compatible server URL, used instead of a model file", func(s *Settings) any { return &s.Endpoint }},
-	{"model_name", "DROIDGO_MODEL_NAME", "string", "", "model name on the endpoint (default: the server's only model)", func(s *Settings) any { return &s.ModelName }},
-	{"device", "ANDROID_SERIAL", "string", "", "ADB serial of the phone (default: the only attached device)", func(s *Settings) any { return &s.Device }},
-	{"max_steps", "DROIDGO_MAX_STEPS", "int", "20", "step budget of a run", func(s *Settings) any { return &s.MaxSteps }},
-	{"think", "DROIDGO_THINK", "bool", "true", "let the model reason before it answers", func(s *Settings) any { return &s.Think }},
-	{"think_budget", "DROIDGO_THINK_BUDGET", "int", "1024", "reasoning tokens per step before the reasoning is closed", func(s *Settings) any { return &s.ThinkBudget }},
-	{"threads", "DROIDGO_THREADS", "int", "0", "threads of the in-process engine (0 = physical cores)", func(s *Settings) any { return &s.Threads }},
-	{"repack", "DROIDGO_REPACK", "bool", "true", "interleave the model's Q4_K/Q6_K weights in the background after loading, for faster decoding (false: keep the file's layout)", func(s *Settings) any { return &s.Repack }},
-	{"constrain", "DROIDGO_CONSTRAIN", "bool", "true", "limit the in-process model's answers to valid tool calls", func(s *Settings) any { return &s.Constrain }},
-	{"sensitive", "DROIDGO_SENSITIVE", "list", "Pay,Buy,Send,Delete", "labels whose taps always wait for approval (comma-separated in the environment)", func(s *Settings) any { return &s.Sensitive }},
+	{"model", "DROIDGO_MODEL", "string", "", "model file (GGUF), HF directory or script:FILE", func(s *Settings) any { return &s.Model }, 0},
+	{"endpoint", "DROIDGO_ENDPOINT", "string", "", "OpenAI-compatible server URL, used instead of a model file", func(s *Settings) any { return &s.Endpoint }, 0},
+	{"model_name", "DROIDGO_MODEL_NAME", "string", "", "model name on the endpoint (default: the server's only model)", func(s *Settings) any { return &s.ModelName }, 0},
+	{"device", "ANDROID_SERIAL", "string", "", "ADB serial of the phone (default: the only attached device)", func(s *Settings) any { return &s.Device }, 0},
+	{"max_steps", "DROIDGO_MAX_STEPS", "int", "20", "step budget of a run", func(s *Settings) any { return &s.MaxSteps }, 0},
+	{"think", "DROIDGO_THINK", "bool", "true", "let the model reason before it answers", func(s *Settings) any { return &s.Think }, 0},
+	{"think_budget", "DROIDGO_THINK_BUDGET", "int", "1024", "reasoning tokens per step before the reasoning is closed", func(s *Settings) any { return &s.ThinkBudget }, 0},
+	{"threads", "DROIDGO_THREADS", "int", "0", "threads of the in-process engine (0 = physical cores)", func(s *Settings) any { return &s.Threads }, MaxThreads},
+	{"repack", "DROIDGO_REPACK", "bool", "true", "interleave the model's Q4_K/Q6_K weights in the background after loading, for faster decoding (false: keep the file's layout)", func(s *Settings) any { return &s.Repack }, 0},
+	{"constrain", "DROIDGO_CONSTRAIN", "bool", "true", "limit the in-process model's answers to valid tool calls", func(s *Settings) any { return &s.Constrain }, 0},
+	{"sensitive", "DROIDGO_SENSITIVE", "list", "Pay,Buy,Send,Delete", "labels whose taps always wait for approval (comma-separated in the environment)", func(s *Settings) any { return &s.Sensitive }, 0},
 }
 
 // Config is the effective settings and where each came from.
@@ -85,7 +93,7 @@ func Path(getenv func(string) string) string {
 
 // Load builds the configuration from defaults, the file and the
 // environment. getenv is os.Getenv outside tests. A missing file is not an
-// error; a malformed one is, with its line.
+// error, unless DROIDGO_CONFIG names it; a malformed one is, with its line.
 func Load(getenv func(string) string) (*Config, error) {
 	c := &Config{Path: Path(getenv), Sources: map[string]string{}}
 	for _, k := range Keys {
@@ -93,7 +101,7 @@ func Load(getenv func(string) string) (*Config, error) {
 			panic("config: bad default for " + k.Name) // a programming error, caught by tests
 		}
 	}
-	if err := c.loadFile(); err != nil {
+	if err := c.loadFile(getenv("DROIDGO_CONFIG") != ""); err != nil {
 		return nil, err
 	}
 	for _, k := range Keys {
@@ -111,9 +119,14 @@ func lookupEnv(getenv func(string) string, name string) (string, bool) {
 	return v, v != ""
 }
 
-func (c *Config) loadFile() error {
+func (c *Config) loadFile(named bool) error {
 	data, err := os.ReadFile(c.Path)
 	if errors.Is(err, os.ErrNotExist) {
+		if named {
+			// A file asked for by name that is not there is a typo, not
+			// an empty configuration.
+			return fmt.Errorf("DROIDGO_CONFIG names %s, which does not exist", c.Path)
+		}
 		return nil
 	}
 	if err != nil {
@@ -154,6 +167,9 @@ func (c *Config) loadFile() error {
 func keyLine(data []byte, name string) int {
 	for i, l := range strings.Split(string(data), "\n") {
 		l = strings.TrimSpace(l)
+		if l == "["+name+"]" || l == "[["+name+"]]" {
+			return i + 1
+		}
 		if strings.HasPrefix(l, name) {
 			rest := strings.TrimSpace(strings.TrimPrefix(l, name))
 			if strings.HasPrefix(rest, "=") {
@@ -188,31 +204,31 @@ func (c *Config) setValue(k Key, v any, source string) error {
 	case "string":
 		s, ok := v.(string)
 		if !ok {
-			return fmt.Errorf("want a string, got %T", v)
+			return fmt.Errorf("want a string, got %s", tomlKind(v))
 		}
 		return c.set(k, s, source)
 	case "int":
 		n, ok := v.(int64)
 		if !ok {
-			return fmt.Errorf("want a whole number, got %T", v)
+			return fmt.Errorf("want a whole number, got %s", tomlKind(v))
 		}
 		return c.set(k, strconv.FormatInt(n, 10), source)
 	case "bool":
 		b, ok := v.(bool)
 		if !ok {
-			return fmt.Errorf("want true or false, got %T", v)
+			return fmt.Errorf("want true or false, got %s", tomlKind(v))
 		}
 		return c.set(k, strconv.FormatBool(b), source)
 	case "list":
 		arr, ok := v.([]any)
 		if !ok {
-			return fmt.Errorf("want a list of strings, got %T", v)
+			return fmt.Errorf("want a list of strings, got %s", tomlKind(v))
 		}
 		items := make([]string, len(arr))
 		for i, e := range arr {
 			s, ok := e.(string)
 			if !ok {
-				return fmt.Errorf("want a list of strings, item %d is %T", i+1, e)
+				return fmt.Errorf("want a list of strings, item %d is %s", i+1, tomlKind(e))
 			}
 			if strings.Contains(s, ",") {
 				return fmt.Errorf("item %q contains a comma", s)
@@ -222,6 +238,26 @@ func (c *Config) setValue(k Key, v any, source string) error {
 		return c.set(k, strings.Join(items, ","), source)
 	}
 	return fmt.Errorf("unknown kind %s", k.Kind)
+}
+
+// tomlKind names the TOML kind of a decoded value, as the file's author
+// wrote it (not Go's type names).
+func tomlKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "a whole number"
+	case float64:
+		return "a decimal number"
+	case bool:
+		return "true or false"
+	case []any, []map[string]any:
+		return "a list"
+	case map[string]any:
+		return "a [section] table"
+	}
+	return "a date or time"
 }
 
 // set parses a textual value into the setting.
@@ -234,8 +270,8 @@ func (c *Config) set(k Key, v, source string) error {
 		if err != nil {
 			return fmt.Errorf("%q is not a whole number", v)
 		}
-		if n < 0 {
-			return fmt.Errorf("%d is negative", n)
+		if err := k.Check(n); err != nil {
+			return err
 		}
 		*p = n
 	case *bool:
@@ -254,6 +290,33 @@ func (c *Config) set(k Key, v, source string) error {
 		*p = items
 	}
 	c.Sources[k.Name] = source
+	return nil
+}
+
+// Check reports whether n is a valid value of the int setting k: not
+// negative, and at most k.Max when it has one. Flags that are not settings
+// but mean the same (model bench -t, model chat --threads) use it too, so
+// a limit is the same everywhere.
+func (k Key) Check(n int) error {
+	if n < 0 {
+		return fmt.Errorf("%d is negative", n)
+	}
+	if k.Max > 0 && n > k.Max {
+		return fmt.Errorf("%d is more than the %d supported", n, k.Max)
+	}
+	return nil
+}
+
+// CheckFlag checks the value of a flag that sets the int setting name,
+// with the flag's name in the message.
+func CheckFlag(name, flag string, n int) error {
+	k, ok := Lookup(name)
+	if !ok {
+		return fmt.Errorf("unknown setting %q", name)
+	}
+	if err := k.Check(n); err != nil {
+		return fmt.Errorf("--%s: %w", flag, err)
+	}
 	return nil
 }
 

@@ -38,13 +38,14 @@ three when a command runs). The file is $XDG_CONFIG_HOME/droidgo/config.toml
 					Key    string `json:"key"`
 					Value  string `json:"value"`
 					Source string `json:"source"`
+					Env    string `json:"env"`
 				}
 				out := struct {
 					File     string  `json:"file"`
 					Settings []entry `json:"settings"`
 				}{File: cfg.Path}
 				for _, k := range config.Keys {
-					out.Settings = append(out.Settings, entry{k.Name, cfg.Value(k.Name), cfg.Sources[k.Name]})
+					out.Settings = append(out.Settings, entry{k.Name, cfg.Value(k.Name), cfg.Sources[k.Name], k.Env})
 				}
 				return json.NewEncoder(g.stdout).Encode(out)
 			}

@@ -57,6 +57,9 @@ with a random seed; --greedy picks the most likely token every time.`,
 			if o.topK < 0 || o.maxTokens < 1 {
 				return usageErr(errors.New("--top-k must not be negative and --max-tokens must be at least 1"))
 			}
+			if err := checkThreads(o.threads); err != nil {
+				return err
+			}
 			if !cmd.Flags().Changed("seed") {
 				o.seed = uint64(time.Now().UnixNano())
 			}
