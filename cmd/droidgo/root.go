@@ -52,7 +52,31 @@ model, so everything can be tried without a device or model weights.`,
 	for _, f := range commandFactories {
 		root.AddCommand(f(g))
 	}
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		refuseUnknownSubcommands(c)
+	}
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group below the root (model,
+// sim, completion) answer an unknown subcommand as the root does, with
+// "unknown command" and exit 2; cobra would print the group's help and
+// exit 0. The root itself already does this.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return usageErr(fmt.Errorf("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath()))
+	}
 }
 
 // execute runs droidgo with args and returns the process exit code.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/droidgo/droidgo/internal/termsafe"
+	"github.com/droidgo/droidgo/simulator"
 	"github.com/droidgo/droidgo/uixml"
 	"github.com/spf13/cobra"
 )
@@ -135,6 +136,9 @@ func readDump(g *globals, o screenOptions) ([]byte, string, error) {
 			return nil, "", errors.New("the simulator is not available in this build of droidgo")
 		}
 		dev, err := openSim(g.ctx, o.sim)
+		if errors.Is(err, simulator.ErrUnknownScenario) {
+			return nil, "", usageErr(err)
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("open simulator scenario %q: %w", o.sim, err)
 		}

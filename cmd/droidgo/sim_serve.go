@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +45,9 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 				fmt.Fprintf(g.stderr, "warning: the adb server probes ports 5555-5585 for emulators and will list this phone as emulator-%d as well\n", port-1)
 			}
 			phone, err := simulator.Load(scenario)
+			if errors.Is(err, simulator.ErrUnknownScenario) {
+				return usageErr(err)
+			}
 			if err != nil {
 				return err
 			}
@@ -58,7 +62,9 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 			addr := srv.Addr()
 			fmt.Fprintf(g.stdout, "serving scenario %q as an ADB device on %s\n", scenario, addr)
 			fmt.Fprintf(g.stdout, "connect with: adb connect %s\n", addr)
-			fmt.Fprintf(g.stdout, "then: droidgo run --device %s   (Ctrl-C to stop)\n", addr)
+			// A phone over ADB has no task of its own: the suggestion
+			// names the scenario's.
+			fmt.Fprintf(g.stdout, "then: droidgo run %s --device %s   (Ctrl-C to stop)\n", shellQuote(phone.Task()), addr)
 			srv.Start()
 			<-g.ctx.Done()
 			srv.Close()
@@ -83,4 +89,9 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 	f.BoolVar(&unauthorized, "unauthorized", false, "behave as a phone whose owner never accepts the debugging prompt (listed as unauthorized)")
 	f.BoolVar(&logCmds, "log", false, "print every shell command received when stopping")
 	return c
+}
+
+// shellQuote quotes s for a POSIX shell, for commands droidgo suggests.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
