@@ -94,6 +94,10 @@ type Config struct {
 	// History is how many past steps the prompt summarises; 0 means
 	// DefaultHistory.
 	History int
+	// Warnings are emitted as EvWarning right after EvRunStarted: what the
+	// caller noticed before the run (a task that is not the simulator
+	// scenario's), so every consumer and the recording show it.
+	Warnings []string
 	// StreamRetries is how many times a turn whose stream broke off is
 	// asked again, with StreamBackoff doubling between tries, before the
 	// run ends with the error; 0 means DefaultStreamRetries, negative

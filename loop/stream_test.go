@@ -126,3 +126,20 @@ func (s stoppedStream) Stats() model.Stats {
 	st.Stopped = "the server sent more than the 10 tokens asked for (it ignores max_tokens)"
 	return st
 }
+
+func TestSteps(t *testing.T) {
+	for n, want := range map[int]string{0: "0 steps", 1: "1 step", 2: "2 steps"} {
+		if got := Steps(n); got != want {
+			t.Errorf("Steps(%d) = %q", n, got)
+		}
+	}
+}
+
+// TestConfigWarningsComeFirst: warnings the caller noticed before the run
+// are events right after the start.
+func TestConfigWarningsComeFirst(t *testing.T) {
+	r := runTurns(t, nil, wifiTurns, func(c *Config) { c.Warnings = []string{"not the scenario's task"} })
+	if len(r.events) < 2 || r.events[1].Type != EvWarning || r.events[1].Text != "not the scenario's task" {
+		t.Errorf("events start %v", r.events[:2])
+	}
+}

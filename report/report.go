@@ -136,7 +136,7 @@ func (t *Text) Event(ev loop.Event) {
 		if r.Summary != "" {
 			fmt.Fprintf(w, " (%q)", r.Summary)
 		}
-		fmt.Fprintf(w, "\n          %d steps in %.1f s\n", r.Steps, r.Seconds)
+		fmt.Fprintf(w, "\n          %s in %.1f s\n", loop.Steps(r.Steps), r.Seconds)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/droidgo/droidgo/loop"
 )
 
 // wideWidth is the width from which the panes sit side by side: thinking on
@@ -192,7 +194,7 @@ func (m *model) paneTitle(p pane) string {
 	case paneTimeline:
 		if n := len(m.timeline); n > 0 {
 			if n := m.countSteps(); n != 1 {
-				return fmt.Sprintf("Timeline · %d steps", n)
+				return "Timeline · " + loop.Steps(n)
 			}
 			return "Timeline · 1 step"
 		}
@@ -563,9 +565,9 @@ func (m *model) footer() []string {
 			text = r.Reason
 		}
 		if r.Success {
-			s = m.st.good.Render("✔ Done") + fmt.Sprintf(" in %d steps, %.1f s: %s", r.Steps, r.Seconds, clean(text))
+			s = m.st.good.Render("✔ Done") + fmt.Sprintf(" in %s, %.1f s: %s", loop.Steps(r.Steps), r.Seconds, clean(text))
 		} else {
-			s = m.st.bad.Render("✘ Failed") + fmt.Sprintf(" after %d steps, %.1f s: %s", r.Steps, r.Seconds, clean(text))
+			s = m.st.bad.Render("✘ Failed") + fmt.Sprintf(" after %s, %.1f s: %s", loop.Steps(r.Steps), r.Seconds, clean(text))
 			if r.Summary != "" && r.Reason != "" {
 				s += " (" + clean(r.Reason) + ")"
 			}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -31,6 +33,7 @@ func TestUsageExitCodes(t *testing.T) {
 		{[]string{"sim", "serve", "--scenario", "nosuch"}, `unknown scenario "nosuch"`},
 		{[]string{"do", "type", ""}, "nothing to type"},
 		{[]string{"pull", "a/b:c:d"}, "is not a quantisation"},
+		{[]string{"replay", "nosuch"}, "shipped recordings: alarm, bluetooth, devopts, search, "},
 	}
 	for _, c := range cases {
 		r := droidgo(t, context.Background(), c.args...)
@@ -71,5 +74,29 @@ func TestSimServeBannerSuggestsARunnableCommand(t *testing.T) {
 	<-done
 	if !strings.Contains(out.String(), "then: droidgo run 'Turn on Wi-Fi' --device 127.0.0.1:") {
 		t.Errorf("banner:\n%s", out.String())
+	}
+}
+
+// TestSimulatorChecksItsOwnTask: a task that is not the scenario's gets a
+// warning, a failed check quotes the scenario's task, not the user's, and
+// one step is "1 step".
+func TestSimulatorChecksItsOwnTask(t *testing.T) {
+	r := droidgo(t, context.Background(), "run", "Set an alarm for 7:00", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui")
+	if !strings.Contains(r.stdout, `warning:  the task is not scenario wifi's task ("Turn on Wi-Fi")`) {
+		t.Errorf("no warning for a task that is not the scenario's:\n%s", r.stdout)
+	}
+	dir := t.TempDir()
+	quit := filepath.Join(dir, "quit.txt")
+	os.WriteFile(quit, []byte("--- turn 1\nDone already.</think><tool_call>task_complete<arg_key>summary</arg_key><arg_value>done</arg_value></tool_call>\n"), 0o644)
+	r = droidgo(t, context.Background(), "run", "Please turn on the Wi-Fi", "--sim", "wifi", "--model", "script:"+quit+"?pace=0", "--no-tui")
+	if r.code != 1 || !strings.Contains(r.stdout, `the simulator's check for scenario wifi ("Turn on Wi-Fi") does not hold`) || strings.Contains(r.stdout, `"Please turn on the Wi-Fi" is not done`) {
+		t.Errorf("exit %d:\n%s", r.code, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "1 step in") {
+		t.Errorf("one step is not \"1 step\":\n%s", r.stdout)
+	}
+	r = droidgo(t, context.Background(), "run", "turn on wi-fi.", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui")
+	if strings.Contains(r.stdout, "is not scenario") {
+		t.Errorf("the scenario's own task, differently written, is warned about:\n%s", r.stdout)
 	}
 }

@@ -82,7 +82,19 @@ func openRecording(name string) (*recording.Recording, error) {
 		}
 		return rec, nil
 	}
-	return nil, fmt.Errorf("no recording %s: %w", name, os.ErrNotExist)
+	return nil, fmt.Errorf("no recording %s (shipped recordings: %s): %w", name, strings.Join(shippedRecordings(), ", "), os.ErrNotExist)
+}
+
+// shippedRecordings names the recordings in fixtures/recordings.
+func shippedRecordings() []string {
+	entries, _ := fs.ReadDir(fixtures.FS, "recordings")
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 func runReplay(o *replayOptions) error {

@@ -324,9 +324,19 @@ func runRun(o *runOptions) error {
 		lc.PollInterval = 10 * time.Millisecond
 	}
 	if s, ok := dev.(interface{ Success() bool }); ok {
+		// The simulator checks its scenario's task, whatever the user
+		// asked: the message quotes that check, and a different task is
+		// warned about before the run starts.
+		checks := task
+		if t, ok := dev.(interface{ Task() string }); ok && t.Task() != "" {
+			checks = t.Task()
+			if !sameTask(task, checks) {
+				lc.Warnings = append(lc.Warnings, fmt.Sprintf("the task is not scenario %s's task (%q): the simulator checks that one, so this run can succeed only if the model does it", o.sim, checks))
+			}
+		}
 		lc.Verify = func(context.Context) error {
 			if !s.Success() {
-				return fmt.Errorf("the simulator says the task %q is not done", task)
+				return fmt.Errorf("the simulator's check for scenario %s (%q) does not hold", o.sim, checks)
 			}
 			return nil
 		}
@@ -387,6 +397,15 @@ func runRun(o *runOptions) error {
 		return exitCode(1)
 	}
 	return nil
+}
+
+// sameTask reports whether two task texts say the same, ignoring case,
+// spacing and a final full stop.
+func sameTask(a, b string) bool {
+	norm := func(s string) string {
+		return strings.TrimSuffix(strings.Join(strings.Fields(strings.ToLower(s)), " "), ".")
+	}
+	return norm(a) == norm(b)
 }
 
 // recordSetupFailure keeps a recording of a run that could not start
@@ -473,7 +492,7 @@ func printSummary(w io.Writer, res loop.Result) {
 	if res.Summary != "" {
 		fmt.Fprintf(w, " (%q)", res.Summary)
 	}
-	fmt.Fprintf(w, " — %d steps in %.1f s\n", res.Steps, res.Seconds)
+	fmt.Fprintf(w, " — %s in %.1f s\n", loop.Steps(res.Steps), res.Seconds)
 }
 
 // lineApprover asks on the terminal's stdin for step mode without the TUI.
