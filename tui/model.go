@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -63,7 +64,7 @@ type stepEntry struct {
 	recoveries []string
 	parseErrs  []string
 	changed    *bool
-	notes      []string // approvals
+	notes      []string // why the step's call waited for approval
 	warnings   []string
 	stats      *loop.StatsInfo
 }
@@ -350,6 +351,9 @@ func (m *model) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(k, m.keys.Apply):
 		c, err := parseCall(m.input.Value())
+		if err == nil {
+			err = m.checkIndex(c)
+		}
 		if err != nil {
 			m.editErr = err.Error()
 			return m, nil
@@ -363,6 +367,28 @@ func (m *model) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
 	return m, cmd
+}
+
+// checkIndex checks an edited call's element index against the screen the
+// call is for, as the loop would, so a mistyped index is fixed in the
+// editor instead of wasting the step.
+func (m *model) checkIndex(c action.Call) error {
+	i, ok := indexArg(c)
+	if !ok {
+		return nil
+	}
+	if m.screen == nil {
+		return fmt.Errorf("index %d cannot be used: the screen could not be read", i)
+	}
+	for _, e := range m.screen.Elements {
+		if e.Index == i {
+			return nil
+		}
+	}
+	if n := len(m.screen.Elements); n > 0 {
+		return fmt.Errorf("index %d is not on the screen; valid indices are %d-%d", i, m.screen.Elements[0].Index, m.screen.Elements[n-1].Index)
+	}
+	return fmt.Errorf("index %d is not on the screen, which has no elements", i)
 }
 
 // answer1 answers the approval on show.
@@ -464,7 +490,7 @@ func (m *model) apply(it item) {
 		// sensitive-action policy) are worth a line.
 		if ev.Text != "" && ev.Text != "step mode" {
 			e := m.entry(ev.Step)
-			e.notes = append(e.notes, "waited for approval: "+ev.Text)
+			e.notes = append(e.notes, ev.Text)
 		}
 	case loop.EvAction:
 		e := m.entry(ev.Step)

@@ -438,8 +438,14 @@ func (m *model) timelineLines(width int) []string {
 		for _, pe := range e.parseErrs {
 			sub("✗", m.st.bad.Render, "parse: "+pe)
 		}
+		// The wait is over once the call ran or was skipped (an action
+		// event), a later step began or the run ended.
+		waitWord := "waiting for approval: "
+		if e.acted || e.step < m.step || m.result != nil {
+			waitWord = "waited for approval: "
+		}
 		for _, n := range e.notes {
-			sub("?", m.st.reason.Render, n)
+			sub("?", m.st.reason.Render, waitWord+n)
 		}
 		if e.err != "" {
 			sub("✗", m.st.errMsg.Render, e.err)
@@ -607,8 +613,9 @@ func (m *model) helpKeys() helpKeys {
 	case m.editing:
 		return helpKeys{short: []key.Binding{k.Apply, k.Cancel}, full: [][]key.Binding{{k.Apply, k.Cancel}}}
 	}
-	// Step mode can only be switched in a run started with it (see key).
-	step.SetEnabled(m.opts.StepMode)
+	// Step mode can be switched whenever the loop asks about every call:
+	// live runs (EveryCall), or one started with --step.
+	step.SetEnabled(m.opts.StepMode || m.opts.EveryCall)
 	if len(m.approvals) > 0 {
 		b := []key.Binding{k.Approve, k.Skip, k.Edit, k.Abort, step, pause, quit}
 		return helpKeys{short: b, full: [][]key.Binding{b}}
