@@ -634,6 +634,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`<hierarchy><android.widget.Button text="a" clickable="true" bounds="[0,0][1,1]"></hierarchy>`))
 	f.Add([]byte("<node"))
 	f.Add([]byte(""))
+	// Past the depth limit, on the scanner's path and the stream's.
+	deep := strings.Repeat(`<node text="x" bounds="[0,0][9,9]">`, MaxDepth+3)
+	f.Add([]byte("<hierarchy>" + deep + "</hierarchy>"))
+	f.Add([]byte("<hierarchy>&amp;" + deep))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse(data)
 		if s == nil {

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -119,4 +120,30 @@ func newTestServer(t *testing.T, h http.HandlerFunc) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// FuzzSSE feeds arbitrary bytes to the stream reader as a server's
+// answer: it must end (EOF or an error), never panic, and never hand out
+// more than the answer cap.
+func FuzzSSE(f *testing.F) {
+	f.Add([]byte("data: "+delta("content", "hi")+"\n\ndata: [DONE]\n\n"), 5)
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"tap\",\"arguments\":\"{\\\"index\\\": 3}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n"), 0)
+	f.Add([]byte("data: {\"error\":{\"message\":\"boom\"}}\n: keep-alive\nevent: x\n"), 1)
+	f.Fuzz(func(t *testing.T, body []byte, maxTokens int) {
+		resp := &http.Response{Body: io.NopCloser(bytes.NewReader(body))}
+		s := newSSEStream(context.Background(), resp, time.Minute, maxTokens%8 == 0, maxTokens%64)
+		defer s.Close()
+		total := 0
+		for range 1 << 20 {
+			d, err := s.Next()
+			if err != nil {
+				return
+			}
+			total += len(d.Reasoning) + len(d.Content)
+			if total > maxAnswer+maxLine {
+				t.Fatalf("%d bytes handed out", total)
+			}
+		}
+		t.Fatal("the stream never ended")
+	})
 }
