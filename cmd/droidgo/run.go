@@ -497,6 +497,7 @@ func printSummary(w io.Writer, res loop.Result) {
 
 // lineApprover asks on the terminal's stdin for step mode without the TUI.
 func lineApprover(in io.Reader, out io.Writer) loop.Approver {
+	out = termsafe.NewWriter(out) // the call and label are the model's and the screen's
 	br := bufio.NewReader(in)
 	var mu sync.Mutex
 	return func(ctx context.Context, req loop.ApprovalRequest) (loop.Decision, error) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/simulator"
 	"github.com/droidgo/droidgo/simulator/adbd"
 )
@@ -69,12 +70,14 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 			<-g.ctx.Done()
 			srv.Close()
 			if logCmds {
+				// The lines are what clients sent.
+				out := termsafe.NewWriter(g.stdout)
 				for _, c := range srv.Commands() {
 					status := strconv.Itoa(c.Exit)
 					if c.Rejected != "" {
 						status = "refused: " + c.Rejected
 					}
-					fmt.Fprintf(g.stdout, "%s\t%s\t%s\n", c.Service, c.Line, status)
+					fmt.Fprintf(out, "%s\t%s\t%s\n", c.Service, c.Line, status)
 				}
 			}
 			fmt.Fprintf(g.stdout, "scenario %q success: %v\n", scenario, phone.Success())
