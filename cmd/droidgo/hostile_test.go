@@ -106,6 +106,17 @@ func TestFailedStdoutWriteFails(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
 		}
 	}
+	// A recording that cannot be written fails the run (exit 1); one
+	// whose path cannot be created is a usage error (exit 2).
+	if _, err := os.Stat("/dev/full"); err == nil {
+		r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--record", "/dev/full")
+		if r.code != 1 || !strings.Contains(r.stderr, "write recording") {
+			t.Errorf("--record /dev/full: exit %d, %q", r.code, r.stderr)
+		}
+	}
+	if r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--record", filepath.Join(t.TempDir(), "no", "dir.jsonl")); r.code != 2 {
+		t.Errorf("--record in a missing directory: exit %d, %q", r.code, r.stderr)
+	}
 	// The real thing, where the system has it.
 	if f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0); err == nil {
 		defer f.Close()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -357,8 +358,12 @@ func runRun(o *runOptions) error {
 			Device:   devName,
 			Note:     recordingNote(backend.Name()),
 		})
+		var pe *fs.PathError
+		if err != nil && errors.As(err, &pe) && pe.Op == "open" {
+			return usageErr(err) // a --record path that cannot be created
+		}
 		if err != nil {
-			return usageErr(err)
+			return err // one that cannot be written (a full disk)
 		}
 		sinks = append(sinks, rec.Event)
 	}
@@ -386,8 +391,14 @@ func runRun(o *runOptions) error {
 		res = loop.Run(ctx, lc)
 	}
 	if rec != nil {
+		// A recording that could not be written is lost work: the run
+		// fails whatever its result.
 		if cerr := rec.Close(); cerr != nil {
-			fmt.Fprintf(g.stderr, "droidgo: %v\n", cerr)
+			if err != nil {
+				fmt.Fprintf(g.stderr, "droidgo: %v\n", cerr)
+			} else {
+				err = cerr
+			}
 		}
 	}
 	if err != nil {
