@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/internal/termsafe"
 )
 
 func init() { register(newConfigCmd) }
@@ -49,8 +50,8 @@ three when a command runs). The file is $XDG_CONFIG_HOME/droidgo/config.toml
 				}
 				return json.NewEncoder(g.stdout).Encode(out)
 			}
-			fmt.Fprintf(g.stdout, "configuration file: %s\n\n", cfg.Path)
-			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(termsafe.NewWriter(g.stdout), "configuration file: %s\n\n", cfg.Path)
+			tw := tabwriter.NewWriter(termsafe.NewWriter(g.stdout), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SETTING\tVALUE\tFROM\tENV")
 			for _, k := range config.Keys {
 				v := cfg.Value(k.Name)
