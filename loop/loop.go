@@ -94,7 +94,7 @@ func (r *runner) steps(ctx context.Context) Result {
 			return r.endWith(ctx, ctx.Err())
 		}
 		if r.step >= r.cfg.MaxSteps {
-			return Result{Reason: fmt.Sprintf("step budget exhausted: %d steps without task_complete", r.cfg.MaxSteps)}
+			return Result{Reason: fmt.Sprintf("step budget exhausted: %s without task_complete", Steps(r.cfg.MaxSteps))}
 		}
 		r.step++
 		done, res, err := r.oneStep(ctx)

@@ -95,6 +95,10 @@ func TestSimulatorChecksItsOwnTask(t *testing.T) {
 	if !strings.Contains(r.stdout, "1 step in") {
 		t.Errorf("one step is not \"1 step\":\n%s", r.stdout)
 	}
+	r = droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--max-steps", "1")
+	if !strings.Contains(r.stdout, "step budget exhausted: 1 step without task_complete") {
+		t.Errorf("a budget of one step:\n%s", r.stdout)
+	}
 	r = droidgo(t, context.Background(), "run", "turn on wi-fi.", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui")
 	if strings.Contains(r.stdout, "is not scenario") {
 		t.Errorf("the scenario's own task, differently written, is warned about:\n%s", r.stdout)
