@@ -101,6 +101,16 @@ func TestCorrectiveAnswerIsBounded(t *testing.T) {
 	if len(echo) > maxEcho+64 || !strings.Contains(echo, "more bytes cut") {
 		t.Errorf("the corrective turn sends back %d bytes", len(echo))
 	}
+	// A problem quoting a huge name is bounded too.
+	r = runTurns(t, nil, []string{"x</think><tool_call>" + strings.Repeat("z", 100000) + "</tool_call>", thinkThen("ok", call("task_complete", "summary", "x"))}, nil)
+	ps = r.of(EvPrompt)
+	if len(ps) < 2 {
+		t.Fatalf("no corrective prompt")
+	}
+	m = ps[1].Messages
+	if n := len(m[len(m)-1].Content) + len(m[len(m)-2].Content); n > 3*maxEcho+1024 {
+		t.Errorf("the corrective turn is %d bytes", n)
+	}
 }
 
 // TestBackendStopIsAWarning: a backend that stopped a turn on its side
