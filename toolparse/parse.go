@@ -93,6 +93,10 @@ func Parse(text string, opts Options) Result {
 		res.Errors = append(res.Errors, "the reasoning never closed (no </think>): the output ended while the model was still thinking, with no tool call")
 	}
 
+	if len(cands) >= maxCalls {
+		// The finders stop there: counts below are of the calls read.
+		res.Recoveries = append(res.Recoveries, fmt.Sprintf("the output holds %d calls or more; read the first %d", maxCalls, maxCalls))
+	}
 	for i, c := range cands {
 		if i == 0 {
 			res.Format = c.format

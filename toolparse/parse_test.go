@@ -105,7 +105,7 @@ func TestRepeatedRecoveriesAreCounted(t *testing.T) {
 			res = Parse(in, Options{})
 		}
 	}).AllocedBytesPerOp()
-	if len(res.Recoveries) > 3 || len(res.Errors) > 3 {
+	if len(res.Recoveries) > 4 || len(res.Errors) > 3 {
 		t.Fatalf("%d recoveries, %d errors: %q", len(res.Recoveries), len(res.Errors), res.Recoveries)
 	}
 	found := false
@@ -116,6 +116,9 @@ func TestRepeatedRecoveriesAreCounted(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no count in %q / %q", res.Recoveries, res.Errors)
+	}
+	if !strings.Contains(strings.Join(res.Recoveries, "\n"), "read the first 64") {
+		t.Errorf("the cap is not reported: %q", res.Recoveries)
 	}
 	if allocs > 10*int64(len(in)) {
 		t.Errorf("%d bytes allocated to parse %d bytes", allocs, len(in))
