@@ -28,6 +28,7 @@ func TestUsageExitCodes(t *testing.T) {
 		{[]string{"model", "foo"}, `unknown command "foo" for "droidgo model"`},
 		{[]string{"sim", "foo"}, `unknown command "foo" for "droidgo sim"`},
 		{[]string{"completion", "tcsh"}, `unknown command "tcsh" for "droidgo completion"`},
+		{[]string{"model", "inf"}, `unknown command "inf" for "droidgo model" (did you mean info?)`},
 		{[]string{"run", "x", "--sim", "nosuch", "--model", "script:none"}, "unknown scenario"},
 		{[]string{"screen", "--sim", "nosuch"}, `unknown scenario "nosuch"`},
 		{[]string{"sim", "serve", "--scenario", "nosuch"}, `unknown scenario "nosuch"`},

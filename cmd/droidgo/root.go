@@ -75,7 +75,11 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 		if len(args) == 0 {
 			return cmd.Help()
 		}
-		return usageErr(fmt.Errorf("unknown command %q for %q (see '%s --help')", args[0], cmd.CommandPath(), cmd.CommandPath()))
+		hint := fmt.Sprintf("see '%s --help'", cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			hint = fmt.Sprintf("did you mean %s?", strings.Join(s, " or "))
+		}
+		return usageErr(fmt.Errorf("unknown command %q for %q (%s)", args[0], cmd.CommandPath(), hint))
 	}
 }
 
