@@ -147,3 +147,29 @@ func FuzzSSE(f *testing.F) {
 		t.Fatal("the stream never ended")
 	})
 }
+
+// TestStreamCap: keep-alive comments without end (no token, no text) end
+// the turn with an error at maxStream bytes instead of holding it forever.
+func TestStreamCap(t *testing.T) {
+	gone := make(chan bool, 1)
+	b := newTestBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		comment := ": " + strings.Repeat("k", 64<<10) + "\n"
+		for r.Context().Err() == nil {
+			if _, err := io.WriteString(w, comment); err != nil {
+				break
+			}
+		}
+		gone <- true
+	}, nil)
+	s, err := b.Chat(context.Background(), noThink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, _, _, err = collect(t, s)
+	if !errors.Is(err, ErrStreamBroken) || !strings.Contains(err.Error(), "64 MiB without finishing") {
+		t.Errorf("err %v", err)
+	}
+	<-gone
+}

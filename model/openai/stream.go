@@ -68,10 +68,19 @@ const (
 	maxAnswer = 1 << 20
 	// maxWhole bounds a non-streamed JSON answer.
 	maxWhole = maxLine
+	// maxStream bounds the bytes of one streamed turn, whatever they carry:
+	// a server sending keep-alive comments or empty chunks without end
+	// would otherwise hold the run forever. A real turn of thousands of
+	// one-token chunks is a few megabytes.
+	maxStream = 64 << 20
 )
 
-// errLineTooLong is the error of an SSE line over maxLine.
-var errLineTooLong = fmt.Errorf("%w: the server sent a line longer than %d MiB", ErrStreamBroken, maxLine>>20)
+// errLineTooLong is the error of an SSE line over maxLine, errStreamTooLong
+// that of a turn over maxStream.
+var (
+	errLineTooLong   = fmt.Errorf("%w: the server sent a line longer than %d MiB", ErrStreamBroken, maxLine>>20)
+	errStreamTooLong = fmt.Errorf("%w: the server sent %d MiB without finishing the answer", ErrStreamBroken, maxStream>>20)
+)
 
 // sseStream reads a text/event-stream answer.
 type sseStream struct {
@@ -101,6 +110,7 @@ type sseStream struct {
 	maxTokens int
 	chunks    int
 	bytes     int
+	read      int // bytes of the body read
 
 	start, first time.Time
 	stats        model.Stats
@@ -153,7 +163,7 @@ func (s *sseStream) Next() (model.Delta, error) {
 // readEvent reads one SSE line and queues what it carries.
 func (s *sseStream) readEvent() error {
 	line, err := s.readLine()
-	if errors.Is(err, errLineTooLong) {
+	if errors.Is(err, errLineTooLong) || errors.Is(err, errStreamTooLong) {
 		s.body.Close()
 		return err
 	}
@@ -177,6 +187,9 @@ func (s *sseStream) readLine() (string, error) {
 		s.timer.Reset(s.idle)
 		if len(line)+len(frag) > maxLine {
 			return "", errLineTooLong
+		}
+		if s.read += len(frag); s.read > maxStream {
+			return "", errStreamTooLong
 		}
 		line = append(line, frag...)
 		if err != bufio.ErrBufferFull {
