@@ -39,9 +39,6 @@ type Key struct {
 	Default string
 	Help    string
 	field   func(*Settings) any
-	// Max bounds an "int" setting (0: no bound); every source (file,
-	// environment, flag) is checked against it when it is read.
-	Max int
 }
 
 // MaxThreads bounds the threads setting and every --threads flag: each
@@ -49,19 +46,28 @@ type Key struct {
 // refuses more (spark.MaxThreads, which a test keeps equal).
 const MaxThreads = 256
 
+// limits are the ranges of the int settings that have one (others only
+// must not be negative). Every source (file, environment, flag) is checked
+// against them when it is read, so `droidgo config` refuses what a run
+// would.
+var limits = map[string]struct{ min, max int }{
+	"max_steps": {1, 0},
+	"threads":   {0, MaxThreads},
+}
+
 // Keys lists every setting, in the order `droidgo config` shows them.
 var Keys = []Key{
-	{"model", "DROIDGO_MODEL", "string", "", "model file (GGUF), HF directory or script:FILE", func(s *Settings) any { return &s.Model }, 0},
-	{"endpoint", "DROIDGO_ENDPOINT", "string", "", "OpenAI-compatible server URL, used instead of a model file", func(s *Settings) any { return &s.Endpoint }, 0},
-	{"model_name", "DROIDGO_MODEL_NAME", "string", "", "model name on the endpoint (default: the server's only model)", func(s *Settings) any { return &s.ModelName }, 0},
-	{"device", "ANDROID_SERIAL", "string", "", "ADB serial of the phone (default: the only attached device)", func(s *Settings) any { return &s.Device }, 0},
-	{"max_steps", "DROIDGO_MAX_STEPS", "int", "20", "step budget of a run", func(s *Settings) any { return &s.MaxSteps }, 0},
-	{"think", "DROIDGO_THINK", "bool", "true", "let the model reason before it answers", func(s *Settings) any { return &s.Think }, 0},
-	{"think_budget", "DROIDGO_THINK_BUDGET", "int", "1024", "reasoning tokens per step before the reasoning is closed", func(s *Settings) any { return &s.ThinkBudget }, 0},
-	{"threads", "DROIDGO_THREADS", "int", "0", "threads of the in-process engine (0 = physical cores)", func(s *Settings) any { return &s.Threads }, MaxThreads},
-	{"repack", "DROIDGO_REPACK", "bool", "true", "interleave the model's Q4_K/Q6_K weights in the background after loading, for faster decoding (false: keep the file's layout)", func(s *Settings) any { return &s.Repack }, 0},
-	{"constrain", "DROIDGO_CONSTRAIN", "bool", "true", "limit the in-process model's answers to valid tool calls", func(s *Settings) any { return &s.Constrain }, 0},
-	{"sensitive", "DROIDGO_SENSITIVE", "list", "Pay,Buy,Send,Delete", "labels whose taps always wait for approval (comma-separated in the environment)", func(s *Settings) any { return &s.Sensitive }, 0},
+	{"model", "DROIDGO_MODEL", "string", "", "model file (GGUF), HF directory or script:FILE", func(s *Settings) any { return &s.Model }},
+	{"endpoint", "DROIDGO_ENDPOINT", "string", "", "OpenAI-compatible server URL, used instead of a model file", func(s *Settings) any { return &s.Endpoint }},
+	{"model_name", "DROIDGO_MODEL_NAME", "string", "", "model name on the endpoint (default: the server's only model)", func(s *Settings) any { return &s.ModelName }},
+	{"device", "ANDROID_SERIAL", "string", "", "ADB serial of the phone (default: the only attached device)", func(s *Settings) any { return &s.Device }},
+	{"max_steps", "DROIDGO_MAX_STEPS", "int", "20", "step budget of a run", func(s *Settings) any { return &s.MaxSteps }},
+	{"think", "DROIDGO_THINK", "bool", "true", "let the model reason before it answers", func(s *Settings) any { return &s.Think }},
+	{"think_budget", "DROIDGO_THINK_BUDGET", "int", "1024", "reasoning tokens per step before the reasoning is closed", func(s *Settings) any { return &s.ThinkBudget }},
+	{"threads", "DROIDGO_THREADS", "int", "0", "threads of the in-process engine (0 = physical cores)", func(s *Settings) any { return &s.Threads }},
+	{"repack", "DROIDGO_REPACK", "bool", "true", "interleave the model's Q4_K/Q6_K weights in the background after loading, for faster decoding (false: keep the file's layout)", func(s *Settings) any { return &s.Repack }},
+	{"constrain", "DROIDGO_CONSTRAIN", "bool", "true", "limit the in-process model's answers to valid tool calls", func(s *Settings) any { return &s.Constrain }},
+	{"sensitive", "DROIDGO_SENSITIVE", "list", "Pay,Buy,Send,Delete", "labels whose taps always wait for approval (comma-separated in the environment)", func(s *Settings) any { return &s.Sensitive }},
 }
 
 // Config is the effective settings and where each came from.
@@ -294,17 +300,36 @@ func (c *Config) set(k Key, v, source string) error {
 }
 
 // Check reports whether n is a valid value of the int setting k: not
-// negative, and at most k.Max when it has one. Flags that are not settings
+// negative, and within its limits when it has some. Flags that are not settings
 // but mean the same (model bench -t, model chat --threads) use it too, so
 // a limit is the same everywhere.
 func (k Key) Check(n int) error {
-	if n < 0 {
+	lim := limits[k.Name]
+	switch {
+	case n < 0:
 		return fmt.Errorf("%d is negative", n)
-	}
-	if k.Max > 0 && n > k.Max {
-		return fmt.Errorf("%d is more than the %d supported", n, k.Max)
+	case n < lim.min:
+		return rangeError(fmt.Sprintf("must be at least %d, not %d", lim.min, n))
+	case lim.max > 0 && n > lim.max:
+		return rangeError(fmt.Sprintf("must be at most %d, not %d", lim.max, n))
 	}
 	return nil
+}
+
+// rangeError is a value out of its setting's range; it reads after the
+// setting's or flag's name ("--threads must be at most 256, not 1000").
+type rangeError string
+
+func (e rangeError) Error() string { return string(e) }
+
+// flagError names the flag in err: "--NAME must ..." for a range error,
+// "--NAME: ..." for others.
+func flagError(flag string, err error) error {
+	var re rangeError
+	if errors.As(err, &re) {
+		return fmt.Errorf("--%s %w", flag, err)
+	}
+	return fmt.Errorf("--%s: %w", flag, err)
 }
 
 // CheckFlag checks the value of a flag that sets the int setting name,
@@ -315,7 +340,7 @@ func CheckFlag(name, flag string, n int) error {
 		return fmt.Errorf("unknown setting %q", name)
 	}
 	if err := k.Check(n); err != nil {
-		return fmt.Errorf("--%s: %w", flag, err)
+		return flagError(flag, err)
 	}
 	return nil
 }
@@ -327,7 +352,7 @@ func (c *Config) SetFlag(name, value, flag string) error {
 		return fmt.Errorf("unknown setting %q", name)
 	}
 	if err := c.set(k, value, "flag --"+flag); err != nil {
-		return fmt.Errorf("--%s: %w", flag, err)
+		return flagError(flag, err)
 	}
 	return nil
 }

@@ -110,7 +110,7 @@ func TestFileErrors(t *testing.T) {
 		{"max_steps = \"ten\"\n", ":1: max_steps: want a whole number, got a string"},
 		{"think = 1\n", ":1: think: want true or false, got a whole number"},
 		{"sensitive = [1]\n", "item 1 is a whole number"},
-		{"threads = 100000\n", ":1: threads: 100000 is more than the 256 supported"},
+		{"threads = 100000\n", ":1: threads: must be at most 256, not 100000"},
 	}
 	for i, c := range cases {
 		p := filepath.Join(dir, fmt.Sprintf("c%d.toml", i))
@@ -129,5 +129,18 @@ func TestFileErrors(t *testing.T) {
 	}
 	if _, err := Load(env(map[string]string{"XDG_CONFIG_HOME": dir})); err != nil {
 		t.Errorf("a missing default file must be an empty configuration: %v", err)
+	}
+}
+
+// TestLimitsEverywhere: max_steps = 0 is refused when the configuration is
+// read, not first by a run.
+func TestLimitsEverywhere(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.toml")
+	os.WriteFile(p, []byte("max_steps = 0\n"), 0o644)
+	if _, err := Load(env(map[string]string{"DROIDGO_CONFIG": p})); err == nil || !strings.Contains(err.Error(), ":1: max_steps: must be at least 1, not 0") {
+		t.Errorf("max_steps = 0: %v", err)
+	}
+	if _, err := Load(env(map[string]string{"DROIDGO_MAX_STEPS": "0", "XDG_CONFIG_HOME": t.TempDir()})); err == nil || !strings.Contains(err.Error(), "DROIDGO_MAX_STEPS") {
+		t.Errorf("DROIDGO_MAX_STEPS=0: %v", err)
 	}
 }

@@ -32,10 +32,10 @@ func TestFlagLimits(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"model", "bench", tiny, "-t", "100000"}, "--threads: 100000 is more than the 256 supported"},
-		{[]string{"model", "logits", tiny, "--tokens", "1", "--threads", "100000"}, "--threads: 100000 is more than the 256 supported"},
-		{[]string{"model", "generate", tiny, "--tokens", "1", "--threads", "100000"}, "--threads: 100000 is more than the 256 supported"},
-		{[]string{"model", "chat", tiny, "--threads", "100000"}, "--threads: 100000 is more than the 256 supported"},
+		{[]string{"model", "bench", tiny, "-t", "100000"}, "--threads must be at most 256, not 100000"},
+		{[]string{"model", "logits", tiny, "--tokens", "1", "--threads", "100000"}, "--threads must be at most 256, not 100000"},
+		{[]string{"model", "generate", tiny, "--tokens", "1", "--threads", "100000"}, "--threads must be at most 256, not 100000"},
+		{[]string{"model", "chat", tiny, "--threads", "100000"}, "--threads must be at most 256, not 100000"},
 		{[]string{"model", "bench", tiny, "--batch", "258"}, "--batch must be between 0 (the engine's default) and 257, not 258"},
 		{[]string{"model", "logits", tiny, "--tokens", "1", "--batch", "1000"}, "--batch must be between 0 (the engine's default) and 257"},
 		{[]string{"model", "info", tiny, "--ctx", "9223372036854775807"}, "exceeds the model's context length"},
@@ -54,7 +54,7 @@ func TestFlagLimits(t *testing.T) {
 		hermetic(t)
 		t.Setenv("DROIDGO_CONFIG", cfgFile)
 		r := execCmd(args...)
-		if r.code != 2 || !strings.Contains(r.stderr, "config.toml:1: threads: 100000 is more than the 256 supported") {
+		if r.code != 2 || !strings.Contains(r.stderr, "config.toml:1: threads: must be at most 256, not 100000") {
 			t.Errorf("threads = 100000 in the file, %v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 	}
