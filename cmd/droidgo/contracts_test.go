@@ -29,6 +29,8 @@ func TestUsageExitCodes(t *testing.T) {
 		{[]string{"sim", "foo"}, `unknown command "foo" for "droidgo sim"`},
 		{[]string{"completion", "tcsh"}, `unknown command "tcsh" for "droidgo completion"`},
 		{[]string{"model", "inf"}, `unknown command "inf" for "droidgo model" (did you mean info?)`},
+		{[]string{"help", "nosuch"}, `unknown help topic "nosuch"`},
+		{[]string{"help", "model", "foo"}, `unknown help topic "model foo"`},
 		{[]string{"run", "x", "--sim", "nosuch", "--model", "script:none"}, "unknown scenario"},
 		{[]string{"screen", "--sim", "nosuch"}, `unknown scenario "nosuch"`},
 		{[]string{"sim", "serve", "--scenario", "nosuch"}, `unknown scenario "nosuch"`},
@@ -43,7 +45,7 @@ func TestUsageExitCodes(t *testing.T) {
 		}
 	}
 	// Groups without a subcommand still show their help.
-	for _, args := range [][]string{{"model"}, {"sim"}, {"do", "type", "--help"}} {
+	for _, args := range [][]string{{"model"}, {"sim"}, {"do", "type", "--help"}, {"help", "model", "info"}} {
 		if r := droidgo(t, context.Background(), args...); r.code != 0 || !strings.Contains(r.stdout, "Usage:") {
 			t.Errorf("%q: exit %d, stdout %.80q", args, r.code, r.stdout)
 		}

@@ -56,7 +56,28 @@ model, so everything can be tried without a device or model weights.`,
 	for _, c := range root.Commands() {
 		refuseUnknownSubcommands(c)
 	}
+	refuseUnknownHelpTopics(root)
 	return root
+}
+
+// refuseUnknownHelpTopics makes `droidgo help nosuch` a usage error like
+// `droidgo nosuch`; cobra prints "Unknown help topic" and exits 0.
+func refuseUnknownHelpTopics(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "help" || c.Run == nil {
+			continue
+		}
+		show := c.Run
+		c.Run = nil
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if target, rest, err := root.Find(args); len(args) > 0 && (err != nil || target == root || len(rest) > 0) {
+				return usageErr(fmt.Errorf("unknown help topic %q (see 'droidgo --help')", strings.Join(args, " ")))
+			}
+			show(cmd, args)
+			return nil
+		}
+	}
 }
 
 // refuseUnknownSubcommands makes every command group below the root (model,
