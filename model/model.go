@@ -71,6 +71,10 @@ type Stats struct {
 	GeneratedTokens int           `json:"generated_tokens"`
 	Prefill         time.Duration `json:"prefill_ns"`
 	Decode          time.Duration `json:"decode_ns"`
+	// Stopped says why the backend ended the turn early on its own side,
+	// e.g. a server that ignored max_tokens; the loop shows it as a
+	// warning. Empty when the turn ended normally.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // DecodeRate returns generated tokens per second, or 0 when unknown.

@@ -167,18 +167,22 @@ type successSpec struct {
 	listItem map[string]string
 }
 
+// ErrUnknownScenario is wrapped by Load's error for a name that is no
+// shipped scenario (a usage error for the commands).
+var ErrUnknownScenario = errors.New("unknown scenario")
+
 // Load loads the scenario called name from the fixtures shipped with
 // droidgo (fixtures/scenarios/NAME).
 func Load(name string) (*Phone, error) {
 	if !isName(name) {
-		return nil, fmt.Errorf("unknown scenario %q", name)
+		return nil, fmt.Errorf("%w %q", ErrUnknownScenario, name)
 	}
 	if sc, ok := shipped.Load(name); ok {
 		return newPhone(sc.(*scenario)), nil
 	}
 	if _, err := fs.Stat(fixtures.FS, path.Join("scenarios", name, "scenario.json")); err != nil {
 		names, _ := scenarioNames(fixtures.FS)
-		return nil, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownScenario, name, strings.Join(names, ", "))
 	}
 	sc, err := loadScenario(fixtures.FS, path.Join("scenarios", name))
 	if err != nil {

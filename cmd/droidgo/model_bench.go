@@ -59,8 +59,14 @@ file's layout); the timed tests start once that is done.
 -p 0 or -n 0 skips that test (its figures are then 0).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if nPrompt < 0 || nGen < 0 || reps < 1 || threads < 0 || batch < 1 {
-				return usageErr(fmt.Errorf("-p and -n must be >= 0, -r and --batch >= 1, -t >= 0"))
+			if nPrompt < 0 || nGen < 0 || reps < 1 {
+				return usageErr(fmt.Errorf("-p and -n must be >= 0, -r >= 1"))
+			}
+			if err := checkThreads(threads); err != nil {
+				return err
+			}
+			if err := checkBatch(batch); err != nil {
+				return err
 			}
 			if nPrompt == 0 && nGen == 0 {
 				return usageErr(fmt.Errorf("nothing to measure: -p and -n are both 0"))
@@ -205,7 +211,7 @@ file's layout); the timed tests start once that is done.
 	f.IntVarP(&nGen, "n-gen", "n", 128, "tokens for the decode test (0: skip)")
 	f.IntVarP(&threads, "threads", "t", 0, "engine threads (0: physical cores)")
 	f.IntVarP(&reps, "repetitions", "r", 3, "timed repetitions of each test")
-	f.IntVar(&batch, "batch", 64, "prefill chunk: tokens per pass through the layers")
+	f.IntVar(&batch, "batch", 0, "prefill chunk: tokens per pass through the layers (0: 256 with matrix-matrix kernels, else 64)")
 	f.BoolVar(&jsonOut, "json", false, "print one JSON object")
 	f.BoolVar(&preload, "preload", false, "copy the weights into anonymous (huge-page) memory at load instead of reading the file mapping (no repacking)")
 	f.BoolVar(&repack, "repack", true, "interleave the Q4_K and Q6_K matrices into 8-row groups in the background after loading, for the faster kernels (the timed tests wait for it)")

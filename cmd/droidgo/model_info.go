@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/model/spark"
 )
 
@@ -34,6 +35,10 @@ type modelInfoJSON struct {
 	MemoryBytes  int64             `json:"memory_estimate_bytes"`
 }
 
+// maxInfoCtx bounds --ctx for a model that states no context length:
+// 2^24 positions keeps every byte count far from overflowing.
+const maxInfoCtx = 1 << 24
+
 func newModelInfoCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	var ctxLen int
@@ -51,6 +56,17 @@ func newModelInfoCmd(g *globals) *cobra.Command {
 			}
 			defer m.Close()
 			cfg := m.Config
+			// The estimate is for a context the model can hold; a larger
+			// one is a mistake (and a huge one would overflow the sums).
+			if cfg.Context > 0 && ctxLen > cfg.Context && !cmd.Flags().Changed("ctx") {
+				ctxLen = cfg.Context // the default, for a model with a short context
+			}
+			if cfg.Context > 0 && ctxLen > cfg.Context {
+				return usageErr(fmt.Errorf("--ctx %d exceeds the model's context length of %d", ctxLen, cfg.Context))
+			}
+			if ctxLen > maxInfoCtx {
+				return usageErr(fmt.Errorf("--ctx %d is more than the %d droidgo can estimate", ctxLen, maxInfoCtx))
+			}
 			info := modelInfoJSON{Path: args[0], Format: m.Format, Architecture: spark.Arch, Config: cfg,
 				TensorTypes: map[string]int{}, Ctx: ctxLen, WeightBytes: m.WeightBytes()}
 			for _, t := range m.Tensors() {
@@ -68,7 +84,7 @@ func newModelInfoCmd(g *globals) *cobra.Command {
 			if asJSON {
 				return json.NewEncoder(g.stdout).Encode(info)
 			}
-			w := g.stdout
+			w := termsafe.NewWriter(g.stdout) // names and types come from the file
 			fmt.Fprintf(w, "%s: %s (%s)\n", args[0], spark.Arch, m.Format)
 			fmt.Fprintf(w, "layers %d (%d sliding, window %d), hidden %d, ffn %d, heads %d/%d kv, head_dim %d, vocab %d, context %d\n",
 				cfg.Layers, modelCountTrue(cfg.Sliding), cfg.Window, cfg.Hidden, cfg.FFN, cfg.Heads, cfg.KVHeads, cfg.HeadDim, cfg.Vocab, cfg.Context)
@@ -90,7 +106,7 @@ func newModelInfoCmd(g *globals) *cobra.Command {
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	c.Flags().IntVar(&ctxLen, "ctx", 4096, "context length for the memory estimate")
+	c.Flags().IntVar(&ctxLen, "ctx", 4096, "context length for the memory estimate (at most the model's; the default is cut to it)")
 	return c
 }
 

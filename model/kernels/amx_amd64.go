@@ -5,6 +5,7 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"unsafe"
 
@@ -21,9 +22,13 @@ import (
 //
 // Layout: a tile of 16 weight rows is unpacked once into the B-tile form
 // (K/4 rows of 64 bytes, row k holding 4 consecutive weights of each of the
-// 16 rows), then every tile of up to 16 tokens is multiplied with it. A
-// tiles are read straight from the activation blocks with the token stride
-// as the tile stride, so activations are never copied.
+// 16 rows; for BF16 K/2 rows of pairs), then every tile of up to 16 tokens
+// is multiplied with it. The activation quants are copied once per call
+// into tile order (16 tokens' blocks side by side, 64-byte aligned), so A
+// tiles are whole cache lines; activations are never re-quantised. K-quant
+// weights are unpacked as scale*q in two byte planes (see qkAMX and
+// amxunpack_amd64.s), so one super-block needs no per-sub-block work
+// outside the tiles.
 //
 // The tile state never lives across Go code: each assembly call loads the
 // tile configuration, runs its loop and releases the tiles (TILERELEASE)
@@ -45,14 +50,13 @@ type amxArgs struct {
 	a       unsafe.Pointer // first activation quant of the token tile
 	astride int            // bytes from one token's activations to the next
 	w       unsafe.Pointer // the unpacked weight tile
-	ws      unsafe.Pointer // per-block weight scales (Q8_0) or super-block scales (K-quants)
+	ws      unsafe.Pointer // Q8_0: per-block weight scales; BF16 2x2: the second row tile
 	da      unsafe.Pointer // per-block activation scales, [block][16 tokens]
 	nb      int            // blocks along K
 	out     unsafe.Pointer // out[token 0][row 0] of the tile
 	ldo     int            // output token stride in bytes
 	ntok    int            // tokens in the tile, 1..16
 	cbuf    unsafe.Pointer // 64-byte aligned scratch for accumulator tiles
-	aux     unsafe.Pointer // kernel-specific extra operand
 }
 
 //go:noescape
@@ -62,10 +66,18 @@ func amxQ80(p *amxArgs)
 // nothing per product.
 type amxScratch struct {
 	cfg  [2]tileCfg // full token tile, last partial tile
+	kind [2]cfgKind
 	cmem [4096 + 64]byte
 	pk   []byte
 	ws   []float32
 	da   []float32
+	bs   []int16
+	grp  []byte
+	xb   []uint16
+	aq   []byte // activation quants in tile order
+	accb []byte // K-quant sums of every token tile
+	// planes is the byte transpose of 16 rows' block heads.
+	planes [256]byte
 }
 
 var amxPool = sync.Pool{New: func() any { return new(amxScratch) }}
@@ -76,28 +88,55 @@ func (s *amxScratch) cbuf() unsafe.Pointer {
 	return unsafe.Add(p, (64-uintptr(p)&63)&63)
 }
 
-// cfgFor returns the tile configuration for a token tile of ntok rows, set
-// up by set (which fills one configuration for a given token count).
-func (s *amxScratch) cfgFor(ntok int, set func(c *tileCfg, ntok int)) unsafe.Pointer {
+// cfgFor returns the tile configuration of kernel kind for a token tile of
+// ntok rows, set up by set (the scratch is pooled across kernels, so a
+// configuration is reused only for the same kind and token count).
+func (s *amxScratch) cfgFor(kind cfgKind, ntok int, set func(c *tileCfg, ntok int)) unsafe.Pointer {
 	i := 0
 	if ntok < 16 {
 		i = 1
 	}
 	c := &s.cfg[i]
-	if c.palette == 0 || (i == 1 && int(c.rows[0]) != ntok) {
-		*c = tileCfg{}
-		c.palette = 1
+	if s.kind[i] != kind || int(c.rows[0]) != ntok {
+		*c = tileCfg{palette: 1}
 		set(c, ntok)
+		s.kind[i] = kind
 	}
 	return unsafe.Pointer(c)
 }
 
+// cfgKind names the tile configuration of each kernel.
+type cfgKind uint8
+
+const (
+	cfgNone cfgKind = iota
+	cfgQ80
+	cfgQK
+	cfgBF16
+)
+
 // setQ80Cfg: tmm0 = A (tokens x 32 bytes: one Q8_0 block), tmm1 = B (8
-// rows of 16 x 4 weight bytes), tmm2 = C (tokens x 16 int32).
+// rows of 16 x 4 weight bytes), tmm2 and tmm3 = C (tokens x 16 int32) of
+// alternate blocks.
 func setQ80Cfg(c *tileCfg, ntok int) {
 	c.rows[0], c.colsb[0] = uint8(ntok), 32
 	c.rows[1], c.colsb[1] = 8, 64
 	c.rows[2], c.colsb[2] = uint8(ntok), 64
+	c.rows[3], c.colsb[3] = uint8(ntok), 64
+}
+
+// tileActsQ80 copies the quants of a Q8_0 batch into tile order: for token
+// tile i and block k, the 16 tokens' 32 quants at ((i*nb+k)*16 + t)*32,
+// zeros for the missing tokens of a last partial tile.
+func tileActsQ80(dst []byte, a []quant.BlockQ8_0, b, nb int) {
+	tiles := (b + 15) / 16
+	clear(dst[(tiles-1)*nb*512:])
+	for t := 0; t < b; t++ {
+		base := ((t/16)*nb*16 + t%16) * 32
+		for k := 0; k < nb; k++ {
+			*(*[32]int8)(unsafe.Pointer(&dst[base+k*512])) = a[t*nb+k].Qs
+		}
+	}
 }
 
 // packQ80 unpacks 16 Q8_0 rows (row r at src[r*rb:]) of nb blocks into B
@@ -150,17 +189,19 @@ func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
 	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8_0) float32 { return x.D })
-	s.pk = grow(s.pk, 512*nb)
+	pk := align64(&s.pk, 512*nb)
 	s.ws = grow(s.ws, 16*nb)
+	aq := align64(&s.aq, (b+15)/16*nb*512)
+	tileActsQ80(aq, a, b, nb)
 	r16 := rows &^ 15
-	p := amxArgs{astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
-		w: unsafe.Pointer(&s.pk[0]), ws: unsafe.Pointer(&s.ws[0])}
+	p := amxArgs{astride: 32, nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
+		w: unsafe.Pointer(&pk[0]), ws: unsafe.Pointer(&s.ws[0])}
 	for r0 := 0; r0 < r16; r0 += 16 {
-		packQ80(s.pk, s.ws, w[r0*rb:], rb, nb)
+		packQ80AMX(&pk[0], &s.ws[0], &w[r0*rb], rb, nb)
 		for t0 := 0; t0 < b; t0 += 16 {
 			p.ntok = min(16, b-t0)
-			p.cfg = s.cfgFor(p.ntok, setQ80Cfg)
-			p.a = unsafe.Pointer(&a[t0*nb].Qs[0])
+			p.cfg = s.cfgFor(cfgQ80, p.ntok, setQ80Cfg)
+			p.a = unsafe.Pointer(&aq[t0/16*nb*512])
 			p.da = unsafe.Pointer(&s.da[t0/16*nb*16])
 			p.out = unsafe.Pointer(&out[t0*ldo+r0])
 			amxQ80(&p)
@@ -194,35 +235,102 @@ func cpuHasAMX() bool {
 		x.HasAMXTile && x.HasAMXInt8 && x.HasAMXBF16
 }
 
-// amxProbe runs one small product of every AMX kernel and compares it with
-// the reference.
+// amxProbe runs a small product through every kind of tile kernel (Q8_0:
+// TDPBSSD; the K-quants: TDPBSUD and TDPBSSD; BF16: TDPBF16PS), with
+// integer-valued data whose results are exact, and compares each with the
+// quant reference.
 func amxProbe() error {
-	const rows, nb, b = 16, 2, 3
-	w := make([]byte, rows*nb*quant.BlockQ8_0Size)
-	a := make([]quant.BlockQ8_0, b*nb)
-	for i := range w {
-		w[i] = byte(i*7 + 3)
+	const rows, b = 16, 17
+	// Q8_0: signed weights and activations of both signs, d = D = 1.
+	const nb8 = 2
+	w8 := make([]byte, rows*nb8*quant.BlockQ8_0Size)
+	for i := range w8 {
+		w8[i] = byte(i*7 + 3)
 	}
-	for r := 0; r < rows*nb; r++ {
-		w[r*quant.BlockQ8_0Size], w[r*quant.BlockQ8_0Size+1] = 0x00, 0x3C // d = 1
+	for blk := 0; blk < rows*nb8; blk++ {
+		w8[blk*quant.BlockQ8_0Size], w8[blk*quant.BlockQ8_0Size+1] = 0x00, 0x3C
 	}
-	for i := range a {
-		a[i].D = 1
-		for j := range a[i].Qs {
-			a[i].Qs[j] = int8(i*5 + j*3 - 40)
+	a8 := make([]quant.BlockQ8_0, b*nb8)
+	for i := range a8 {
+		a8[i].D = 1
+		for j := range a8[i].Qs {
+			a8[i].Qs[j] = int8(i*5 + j*3 - 40)
 		}
+	}
+	// Q4_K and Q6_K: patterned quants and scales, d = dmin = D = 1.
+	ak := make([]quant.BlockQ8K, b)
+	for i := range ak {
+		ak[i].D = 1
+		for j := range ak[i].Qs {
+			ak[i].Qs[j] = int8((i*11+j*7)%255 - 127)
+		}
+		for g := range ak[i].Bsums {
+			var s int16
+			for _, q := range ak[i].Qs[16*g : 16*g+16] {
+				s += int16(q)
+			}
+			ak[i].Bsums[g] = s
+		}
+	}
+	w4 := make([]byte, rows*quant.BlockQ4_KSize)
+	for i := range w4 {
+		w4[i] = byte(i*13 + 5)
+	}
+	w6 := make([]byte, rows*quant.BlockQ6_KSize)
+	for i := range w6 {
+		w6[i] = byte(i*29 + 1)
+	}
+	for r := 0; r < rows; r++ {
+		b4 := w4[r*quant.BlockQ4_KSize:]
+		b4[0], b4[1], b4[2], b4[3] = 0x00, 0x3C, 0x00, 0x3C
+		b6 := w6[r*quant.BlockQ6_KSize:]
+		b6[208], b6[209] = 0x00, 0x3C
+	}
+	// BF16: small integers.
+	const n = 64
+	wb := make([]byte, 2*rows*n)
+	for i := 0; i < rows*n; i++ {
+		h := quant.FP32ToBF16(float32(i%17 - 8))
+		wb[2*i], wb[2*i+1] = byte(h), byte(h>>8)
+	}
+	xb := make([]float32, b*n)
+	for i := range xb {
+		xb[i] = float32(i%13 - 6)
 	}
 	out := make([]float32, b*rows)
-	q80AMX(w, rows, a, b, out, rows)
-	for t := 0; t < b; t++ {
-		for r := 0; r < rows; r++ {
-			want := quant.DotQ8_0(w[r*nb*quant.BlockQ8_0Size:(r+1)*nb*quant.BlockQ8_0Size], a[t*nb:(t+1)*nb])
-			if out[t*rows+r] != want {
-				return fmt.Errorf("Q8_0 token %d row %d: got %v, want %v", t, r, out[t*rows+r], want)
+	check := func(name string, ref func(r, t int) float32) error {
+		for t := 0; t < b; t++ {
+			for r := 0; r < rows; r++ {
+				if want := ref(r, t); out[t*rows+r] != want {
+					return fmt.Errorf("%s token %d row %d: got %v, want %v", name, t, r, out[t*rows+r], want)
+				}
 			}
 		}
+		return nil
 	}
-	return nil
+	q80AMX(w8, rows, a8, b, out, rows)
+	if err := check("Q8_0", func(r, t int) float32 {
+		rb := nb8 * quant.BlockQ8_0Size
+		return quant.DotQ8_0(w8[r*rb:(r+1)*rb], a8[t*nb8:(t+1)*nb8])
+	}); err != nil {
+		return err
+	}
+	q4kAMX(w4, rows, ak, b, out, rows)
+	if err := check("Q4_K", func(r, t int) float32 {
+		return quant.DotQ4K(w4[r*quant.BlockQ4_KSize:(r+1)*quant.BlockQ4_KSize], ak[t:t+1])
+	}); err != nil {
+		return err
+	}
+	q6kAMX(w6, rows, ak, b, out, rows)
+	if err := check("Q6_K", func(r, t int) float32 {
+		return quant.DotQ6K(w6[r*quant.BlockQ6_KSize:(r+1)*quant.BlockQ6_KSize], ak[t:t+1])
+	}); err != nil {
+		return err
+	}
+	bf16AMX(wb, rows, xb, b, out, rows)
+	return check("BF16", func(r, t int) float32 {
+		return quant.DotBF16(wb[2*r*n:2*(r+1)*n], xb[t*n:(t+1)*n])
+	})
 }
 
 // amxLevel returns the AMX level built on the vector table below it, or
@@ -233,5 +341,444 @@ func amxLevel(below table) (level, error) {
 	}
 	t := below
 	t.q80mm = q80AMX
+	t.q4kmm, t.q4kx8mm = q4kAMX, q4kx8AMX
+	t.q5kmm = q5kAMX
+	t.q6kmm, t.q6kx8mm = q6kAMX, q6kx8AMX
+	t.bf16mm = bf16AMX
+	attn512(&t)
 	return level{name: "amx", tab: t}, nil
 }
+
+//go:noescape
+func amxQK4(p *amxQKArgs)
+
+//go:noescape
+func amxQK6(p *amxQKArgs)
+
+//go:noescape
+func unpackQ4KAMX(dst, g0, g1 *byte)
+
+//go:noescape
+func unpackQ6KAMX(dst, g0, g1 *byte)
+
+// amxSB is the size of one unpacked super-block of a 16-row K-quant tile:
+// lo and hi planes (4 steps of 64 x 16 rows each), 8 c16 pairs, d, dmin.
+const amxSB = 8832
+
+// setQKCfg: tmm0 = A (tokens x 64 quants), tmm1/tmm2 = the lo/hi B tiles
+// (16 rows of 16 x 4 bytes), tmm4/tmm5 and tmm6/tmm7 = Clo/Chi (tokens x
+// 16 int32) of alternate super-blocks.
+func setQKCfg(c *tileCfg, ntok int) {
+	c.rows[0], c.colsb[0] = uint8(ntok), 64
+	c.rows[1], c.colsb[1] = 16, 64
+	c.rows[2], c.colsb[2] = 16, 64
+	for i := 4; i < 8; i++ { // two pairs of Clo/Chi, used in turn
+		c.rows[i], c.colsb[i] = uint8(ntok), 64
+	}
+}
+
+// tokenBsums writes the 16 bsums of block blk of token t of tile i to
+// bs[((i*nb+blk)*16 + t%16)*16:], zeros for the missing tokens of a last
+// partial tile.
+func tokenBsums(bs []int16, a []quant.BlockQ8K, b, nb int) []int16 {
+	tiles := (b + 15) / 16
+	bs = grow(bs, tiles*nb*256)
+	clear(bs[(tiles-1)*nb*256:])
+	for t := 0; t < b; t++ {
+		base := (t/16)*nb*256 + (t%16)*16
+		for blk := 0; blk < nb; blk++ {
+			*(*[16]int16)(bs[base+256*blk:]) = a[t*nb+blk].Bsums
+		}
+	}
+	return bs
+}
+
+// amxQKArgs is what amxQK4 / amxQK6 read (see amxk_amd64.s).
+type amxQKArgs struct {
+	cfg    unsafe.Pointer // *tileCfg
+	a      unsafe.Pointer // the first token tile's quants of the super-block
+	w      unsafe.Pointer // the unpacked super-block of the weight tile
+	da     unsafe.Pointer // the first tile's token scales of the super-block
+	bs     unsafe.Pointer // the first tile's token bsums of the super-block
+	acc    unsafe.Pointer // the first tile's sums, 16 x 16 float32 per tile
+	cbuf   unsafe.Pointer // 64-byte aligned accumulator scratch (4 KiB)
+	tiles  int            // token tiles (all with the configuration's rows)
+	astep  int            // bytes from one tile's quants to the next
+	dastep int            // ... token scales
+	bsstep int            // ... bsums
+}
+
+// qkAMX is the AMX gemmQ8K shared by the K-quants in both layouts: unpack
+// reads super-block sb of the 16-row tile at row r0 into dst; mm is the
+// tile kernel; rest computes leftover rows (fewer than 16) with the vector
+// kernels. Super-blocks are the outer loop: one unpacked super-block (8.8
+// KiB) stays in L1 while every token tile of the batch goes past it, and
+// the token tiles' sums wait in acc (1 KiB each) between super-blocks.
+func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int,
+	unpack func(s *amxScratch, dst []byte, r0, sb int), mm func(*amxQKArgs),
+	rest func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int), rb int) {
+	nb := len(a) / b
+	s := amxPool.Get().(*amxScratch)
+	defer amxPool.Put(s)
+	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8K) float32 { return x.D })
+	s.bs = tokenBsums(s.bs, a, b, nb)
+	tiles, full := (b+15)/16, b/16
+	aq := align64(&s.aq, tiles*nb*16*256)
+	tileActs(aq, a, b, nb)
+	wsb := align64(&s.pk, amxSB)
+	accb := align64(&s.accb, tiles*1024)
+	acc := unsafe.Slice((*float32)(unsafe.Pointer(&accb[0])), tiles*256)
+	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0]),
+		astep: nb * 16 * 256, dastep: nb * 16 * 4, bsstep: nb * 16 * 16 * 2}
+	run := func(tile, n, sb, ntok int) {
+		p.cfg = s.cfgFor(cfgQK, ntok, setQKCfg)
+		p.tiles = n
+		p.a = unsafe.Pointer(&aq[(tile*nb+sb)*16*256])
+		p.da = unsafe.Pointer(&s.da[(tile*nb+sb)*16])
+		p.bs = unsafe.Pointer(&s.bs[(tile*nb+sb)*256])
+		p.acc = unsafe.Pointer(&acc[tile*256])
+		mm(&p)
+	}
+	r16 := rows &^ 15
+	for r0 := 0; r0 < r16; r0 += 16 {
+		clear(acc)
+		for sb := 0; sb < nb; sb++ {
+			unpack(s, wsb, r0, sb)
+			if full > 0 {
+				run(0, full, sb, 16)
+			}
+			if full < tiles {
+				run(full, 1, sb, b-16*full)
+			}
+		}
+		for t := 0; t < b; t++ {
+			copy(out[t*ldo+r0:t*ldo+r0+16], acc[t*16:t*16+16])
+		}
+	}
+	if r16 < rows {
+		rest(w[r16*rb:], rows-r16, a, b, out[r16:], ldo)
+	}
+}
+
+func q4kx8AMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	rb := len(a) / b * quant.BlockQ4_KSize
+	const gb = 8 * quant.BlockQ4_KSize
+	qkAMX(w, rows, a, b, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
+		unpackQ4KAMX(&dst[0], &w[r0*rb+sb*gb], &w[(r0+8)*rb+sb*gb])
+	}, amxQK4, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		matMulX8("MatMulQ4Kx8", w, rows, a, b, out, ldo, quant.BlockQ4_KSize, MatVecQ4Kx8, cur.q4kx84)
+	}, rb)
+}
+
+func q6kx8AMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	rb := len(a) / b * quant.BlockQ6_KSize
+	const gb = 8 * quant.BlockQ6_KSize
+	qkAMX(w, rows, a, b, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
+		unpackQ6KAMX(&dst[0], &w[r0*rb+sb*gb], &w[(r0+8)*rb+sb*gb])
+	}, amxQK6, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		matMulX8("MatMulQ6Kx8", w, rows, a, b, out, ldo, quant.BlockQ6_KSize, MatVecQ6Kx8, cur.q6kx84)
+	}, rb)
+}
+
+// The plain layouts interleave each super-block of the tile's two 8-row
+// groups into the scratch first (the repack of one block), then unpack it
+// like the x8 layout.
+func q4kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	rb := len(a) / b * quant.BlockQ4_KSize
+	const bs, gb = quant.BlockQ4_KSize, 8 * quant.BlockQ4_KSize
+	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+		g := s.groups(2 * gb)
+		pack16Q4K(g, w[r0*rb+sb*bs:], rb, &s.planes)
+		unpackQ4KAMX(&dst[0], &g[0], &g[gb])
+	}, amxQK4, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		matMul("MatMulQ4K", w, rows, a, b, out, ldo, quant.BlockQ4_KSize, MatVecQ4K, cur.q4k4)
+	}, rb)
+}
+
+func q6kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	rb := len(a) / b * quant.BlockQ6_KSize
+	const bs, gb = quant.BlockQ6_KSize, 8 * quant.BlockQ6_KSize
+	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+		g := s.groups(2 * gb)
+		pack16Q6K(g, w[r0*rb+sb*bs:], rb, &s.planes)
+		unpackQ6KAMX(&dst[0], &g[0], &g[gb])
+	}, amxQK6, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		matMul("MatMulQ6K", w, rows, a, b, out, ldo, quant.BlockQ6_KSize, MatVecQ6K, cur.q6k4)
+	}, rb)
+}
+
+// align64 returns n bytes of *buf starting at a 64-byte boundary, growing
+// the buffer as needed: tile loads of whole cache lines run about twice as
+// fast as loads of rows that straddle two.
+func align64(buf *[]byte, n int) []byte {
+	*buf = grow(*buf, n+64)
+	off := int((64 - uintptr(unsafe.Pointer(&(*buf)[0]))&63) & 63)
+	return (*buf)[off : off+n]
+}
+
+// tileActs copies the Q8_K quants of a batch into tile order: for token
+// tile i and super-block sb, the 16 tokens' 256 quants at
+// ((i*nb+sb)*16 + t)*256, zeros for the missing tokens of a last partial
+// tile, so every A tile is 16 aligned rows 256 bytes apart.
+func tileActs(dst []byte, a []quant.BlockQ8K, b, nb int) {
+	tiles := (b + 15) / 16
+	clear(dst[((tiles-1)*nb*16)*256:])
+	for t := 0; t < b; t++ {
+		base := ((t/16)*nb*16 + t%16) * 256
+		for sb := 0; sb < nb; sb++ {
+			*(*[256]int8)(unsafe.Pointer(&dst[base+sb*16*256])) = a[t*nb+sb].Qs
+		}
+	}
+}
+
+// groups returns n bytes of scratch for interleaving plain blocks.
+func (s *amxScratch) groups(n int) []byte {
+	s.grp = grow(s.grp, n)
+	return s.grp
+}
+
+//go:noescape
+func packQ80AMX(pk *byte, ws *float32, src *byte, rb, nb int)
+
+//go:noescape
+func transposeD16(dst0, dst1 *byte, step int, src *byte, rb int)
+
+//go:noescape
+func transposeB16(planes *byte, src *byte, rb int)
+
+// pack16Q4K interleaves super-block 0 of 16 plain Q4_K rows (row r at
+// src[r*rb:]) into the two x8 group blocks g[:1152] (rows 0-7) and
+// g[1152:] (rows 8-15), exactly as packGroupQ4K does, with the transposes
+// in assembly.
+func pack16Q4K(g, src []byte, rb int, planes *[256]byte) {
+	const gb = 8 * quant.BlockQ4_KSize
+	_ = src[15*rb+quant.BlockQ4_KSize-1]
+	g0, g1 := g[:gb], g[gb:2*gb]
+	transposeB16(&planes[0], &src[0], rb)
+	for r := 0; r < 8; r++ {
+		g0[2*r], g0[2*r+1], g0[16+2*r], g0[17+2*r] = planes[r], planes[16+r], planes[32+r], planes[48+r]
+		g1[2*r], g1[2*r+1], g1[16+2*r], g1[17+2*r] = planes[8+r], planes[24+r], planes[40+r], planes[56+r]
+	}
+	for k := 0; k < 12; k++ {
+		copy(g0[32+8*k:40+8*k], planes[16*(4+k):])
+		copy(g1[32+8*k:40+8*k], planes[16*(4+k)+8:])
+	}
+	for p := 0; p < 4; p++ {
+		transposeD16(&g0[128+256*p], &g1[128+256*p], 32, &src[16+32*p], rb)
+	}
+}
+
+// pack16Q6K is pack16Q4K for Q6_K (packGroupQ6K's layout).
+func pack16Q6K(g, src []byte, rb int, planes *[256]byte) {
+	const gb = 8 * quant.BlockQ6_KSize
+	_ = src[15*rb+quant.BlockQ6_KSize-1]
+	g0, g1 := g[:gb], g[gb:2*gb]
+	transposeB16(&planes[0], &src[194], rb) // bytes 208, 209 (d) are planes 14, 15
+	for r := 0; r < 8; r++ {
+		g0[2*r], g0[2*r+1] = planes[16*14+r], planes[16*15+r]
+		g1[2*r], g1[2*r+1] = planes[16*14+8+r], planes[16*15+8+r]
+	}
+	transposeB16(&planes[0], &src[192], rb) // the 16 scales
+	for k := 0; k < 16; k++ {
+		copy(g0[16+8*k:24+8*k], planes[16*k:])
+		copy(g1[16+8*k:24+8*k], planes[16*k+8:])
+	}
+	for c := 0; c < 4; c++ {
+		o := 144 + 768*(c/2) + 32*(c%2)
+		transposeD16(&g0[o], &g1[o], 96, &src[32*c], rb)
+	}
+	for n := 0; n < 2; n++ {
+		o := 144 + 768*n + 64
+		transposeD16(&g0[o], &g1[o], 96, &src[128+32*n], rb)
+	}
+}
+
+//go:noescape
+func amxBF16(p *amxArgs)
+
+//go:noescape
+func amxBF16x2(p *amxArgs)
+
+//go:noescape
+func toBF16(dst *uint16, src *float32, n int)
+
+// bf16TokenBlock is the tokens that share one transposition of a row tile
+// (measured on a 2-core Sapphire-Rapids-class VM: 64 tokens ~200 GMAC/s,
+// all 256 of a batch at once 50, the activations no longer fitting in L2).
+const bf16TokenBlock = 64
+
+// setBF16Cfg: tmm0 = A (tokens x 32 bf16), tmm1 = B (16 pairs x 16 rows),
+// tmm2 = C (tokens x 16 f32).
+func setBF16Cfg(c *tileCfg, ntok int) {
+	c.rows[0], c.colsb[0] = uint8(ntok), 64
+	c.rows[1], c.colsb[1] = 16, 64
+	c.rows[2], c.colsb[2] = uint8(ntok), 64
+	if ntok == 16 { // amxBF16x2: A1, B0, B1 and four accumulators
+		for i := 1; i < 8; i++ {
+			c.rows[i], c.colsb[i] = 16, 64
+		}
+	}
+}
+
+// bf16AMX is the AMX gemmFloat for BF16 weights: activations (already
+// rounded to bf16, as for every BF16 product) are narrowed to bf16 once,
+// each 16-row tile is transposed into B tiles of 32 bf16 once, and every
+// token tile accumulates over all of K in one tile. AMX flushes subnormal
+// bf16 inputs to zero, where the reference keeps them; weights and
+// activations that small do not occur in models.
+func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
+	n := len(x) / b
+	rb := 2 * n
+	n32 := (n + 31) &^ 31
+	nc := n32 / 32
+	s := amxPool.Get().(*amxScratch)
+	defer amxPool.Put(s)
+	s.xb = grow(s.xb, b*n32)
+	n16 := n &^ 15
+	for t := 0; t < b; t++ {
+		xb := s.xb[t*n32 : (t+1)*n32]
+		if n16 > 0 {
+			toBF16(&xb[0], &x[t*n], n16)
+		}
+		for i := n16; i < n; i++ {
+			xb[i] = uint16(math.Float32bits(x[t*n+i]) >> 16)
+		}
+		clear(xb[n:])
+	}
+	pk := align64(&s.pk, 1024*nc)
+	r16 := rows &^ 15
+	p := amxArgs{astride: 2 * n32, nb: nc, ldo: 4 * ldo}
+	full := n / 32 // chunks whose 64 bytes lie inside every row
+	var tail [16 * 64]byte
+	// Token blocks of bf16TokenBlock keep a block's activations in L2 while
+	// every row tile of the matrix passes by; a row tile is transposed once
+	// per block.
+	pack := func(bt []byte, src []byte) {
+		for c := 0; c < full; c++ {
+			t := bt[1024*c:]
+			transposeD16(&t[0], &t[32], 64, &src[64*c], rb)
+			transposeD16(&t[512], &t[512+32], 64, &src[64*c+32], rb)
+		}
+		if full < nc {
+			clear(tail[:])
+			for r := 0; r < 16; r++ {
+				copy(tail[64*r:64*r+rb-64*full], src[r*rb+64*full:(r+1)*rb])
+			}
+			t := bt[1024*full:]
+			transposeD16(&t[0], &t[32], 64, &tail[0], 64)
+			transposeD16(&t[512], &t[512+32], 64, &tail[32], 64)
+		}
+	}
+	pk1 := align64(&s.grp, 1024*nc)
+	// Token blocks of bf16TokenBlock keep a block's activations in L2 while
+	// every row tile of the matrix passes by; a row tile is transposed once
+	// per block. Pairs of row tiles and of full token tiles go through the
+	// 2x2 kernel, the rest one tile pair at a time.
+	for tb := 0; tb < b; tb += bf16TokenBlock {
+		te := min(b, tb+bf16TokenBlock)
+		for r0 := 0; r0 < r16; r0 += 32 {
+			pack(pk, w[r0*rb:])
+			two := r0+16 < r16
+			if two {
+				pack(pk1, w[(r0+16)*rb:])
+			}
+			t0 := tb
+			if two {
+				for ; t0+32 <= te; t0 += 32 {
+					p.cfg = s.cfgFor(cfgBF16, 16, setBF16Cfg)
+					p.a = unsafe.Pointer(&s.xb[t0*n32])
+					p.w, p.ws = unsafe.Pointer(&pk[0]), unsafe.Pointer(&pk1[0])
+					p.out = unsafe.Pointer(&out[t0*ldo+r0])
+					amxBF16x2(&p)
+				}
+			}
+			for ; t0 < te; t0 += 16 {
+				p.ntok = min(16, te-t0)
+				p.cfg = s.cfgFor(cfgBF16, p.ntok, setBF16Cfg)
+				p.a = unsafe.Pointer(&s.xb[t0*n32])
+				for j, bt := range [][]byte{pk, pk1} {
+					if j == 1 && !two {
+						break
+					}
+					p.w = unsafe.Pointer(&bt[0])
+					p.out = unsafe.Pointer(&out[t0*ldo+r0+16*j])
+					amxBF16(&p)
+				}
+			}
+		}
+	}
+	if r16 < rows {
+		matMulFloat("MatMulBF16", w[r16*rb:], rows-r16, x, b, out[r16:], ldo, 2, MatVecBF16, cur.bf164)
+	}
+}
+
+//go:noescape
+func unpackQ5KAMX(dst, g0, g1, h0, h1 *byte)
+
+// pack16Q5K lays out super-block 0 of 16 plain Q5_K rows for
+// unpackQ5KAMX: d, dmin, scales and quants exactly as pack16Q4K would for
+// a Q4_K block with the same fields (g[:2304]), and the qh bytes
+// transposed like the quants, rows 0-7 at g[2304:2560], rows 8-15 at
+// g[2560:2816].
+func pack16Q5K(g, src []byte, rb int, planes *[256]byte) {
+	const gb = 8 * quant.BlockQ4_KSize
+	_ = src[15*rb+quant.BlockQ5_KSize-1]
+	g0, g1 := g[:gb], g[gb:2*gb]
+	transposeB16(&planes[0], &src[0], rb)
+	for r := 0; r < 8; r++ {
+		g0[2*r], g0[2*r+1], g0[16+2*r], g0[17+2*r] = planes[r], planes[16+r], planes[32+r], planes[48+r]
+		g1[2*r], g1[2*r+1], g1[16+2*r], g1[17+2*r] = planes[8+r], planes[24+r], planes[40+r], planes[56+r]
+	}
+	for k := 0; k < 12; k++ {
+		copy(g0[32+8*k:40+8*k], planes[16*(4+k):])
+		copy(g1[32+8*k:40+8*k], planes[16*(4+k)+8:])
+	}
+	for p := 0; p < 4; p++ {
+		transposeD16(&g0[128+256*p], &g1[128+256*p], 32, &src[48+32*p], rb)
+	}
+	transposeD16(&g[2*gb], &g[2*gb+256], 32, &src[16], rb)
+}
+
+func q5kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	rb := len(a) / b * quant.BlockQ5_KSize
+	const bs, gb = quant.BlockQ5_KSize, 8 * quant.BlockQ4_KSize
+	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+		g := s.groups(2*gb + 512)
+		pack16Q5K(g, w[r0*rb+sb*bs:], rb, &s.planes)
+		unpackQ5KAMX(&dst[0], &g[0], &g[gb], &g[2*gb], &g[2*gb+256])
+	}, amxQK4, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		matMul("MatMulQ5K", w, rows, a, b, out, ldo, quant.BlockQ5_KSize, MatVecQ5K, nil)
+	}, rb)
+}
+
+//go:noescape
+func dotRows512(q, k *float32, stride, n, d int, out *float32)
+
+//go:noescape
+func axpyRows512(p, v *float32, stride, n, d int, o *float32)
+
+// attn512 puts the AVX-512 attention helpers into t for row lengths that
+// are multiples of 16 (the AVX2 ones of below stay for the others).
+func attn512(t *table) {
+	dot2, axpy2 := t.dotRows, t.axpyRows
+	t.dotRows = func(q, k []float32, stride int, out []float32) {
+		if len(q)%16 != 0 {
+			dot2(q, k, stride, out)
+			return
+		}
+		dotRows512(&q[0], &k[0], stride, len(out), len(q), &out[0])
+	}
+	t.axpyRows = func(p, v []float32, stride int, o []float32) {
+		if len(o)%16 != 0 {
+			axpy2(p, v, stride, o)
+			return
+		}
+		axpyRows512(&p[0], &v[0], stride, len(p), len(o), &o[0])
+	}
+}
+
+//go:noescape
+func amxOne(op int, c *int32, a, b *byte, cfg *tileCfg)
+
+//go:noescape
+func amxPeak(n int, bf16 bool, cfg *tileCfg)

@@ -124,6 +124,12 @@ var avx2Table = table{
 	axpy: func(alpha float32, x, y []float32) {
 		axpyAVX2(alpha, &x[0], &y[0], len(x))
 	},
+	dotRows: func(q, k []float32, stride int, out []float32) {
+		dotRowsAVX2(&q[0], &k[0], stride, len(out), len(q), &out[0])
+	},
+	axpyRows: func(p, v []float32, stride int, o []float32) {
+		axpyRowsAVX2(&p[0], &v[0], stride, len(p), len(o), &o[0])
+	},
 }
 
 // The assembly kernels below process rows consecutive weight rows of nb
@@ -158,6 +164,12 @@ func bf16AVX2(w *byte, x *float32, n, rows int, out *float32)
 
 //go:noescape
 func axpyAVX2(alpha float32, x, y *float32, n int)
+
+//go:noescape
+func dotRowsAVX2(q, k *float32, stride, n, d int, out *float32)
+
+//go:noescape
+func axpyRowsAVX2(p, v *float32, stride, n, d int, o *float32)
 
 //go:noescape
 func q4kAVX2x4(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32, ldo int)

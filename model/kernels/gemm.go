@@ -44,3 +44,22 @@ func useGemm(mm bool, kind string, wlen, rows, elemBytes, alen, b, olen, ldo int
 	}
 	return checkMM(kind, wlen, rows, elemBytes, alen, b, olen, ldo) > 0
 }
+
+// PrefillBatch is the prefill chunk (tokens per pass through the layers)
+// the current level wants: 256 where matrix-matrix kernels exist, whose
+// per-tile weight unpacking is repaid by more tokens (AMX Q4_K: ~230 GMAC/s
+// at 64 tokens, ~280 at 256 on one Sapphire-Rapids-class core), else 64.
+func PrefillBatch() int {
+	if cur.q4kx8mm != nil || cur.q4kmm != nil || cur.q80mm != nil {
+		return 256
+	}
+	return 64
+}
+
+// PlainBatchSlower reports whether batched products of plain Q4_K matrices
+// are slower than of interleaved ones at the current level: the
+// interleaved layout has batched kernels the plain one lacks (AVX2: about
+// half the speed), so a long prompt is worth repacking for first.
+func PlainBatchSlower() bool {
+	return (cur.q4kx84 != nil || cur.q4kx8mm != nil) && cur.q4kmm == nil
+}

@@ -56,6 +56,10 @@ type table struct {
 	dot   func(a, b []float32) float32
 	q8k   func(x []float32, y []quant.BlockQ8K)
 	axpy  func(alpha float32, x, y []float32)
+	// dotRows and axpyRows are DotRows and AxpyRows for a row length that
+	// is a multiple of 8 (attn.go); nil runs dot and axpy per row.
+	dotRows  func(q, k []float32, stride int, out []float32)
+	axpyRows func(p, v []float32, stride int, o []float32)
 
 	// The interleaved-layout kernels (repack.go); rows is a multiple of 8.
 	// nil means the generic reference (and no repacking by default).
@@ -71,6 +75,7 @@ type table struct {
 	q80mm   gemmQ80
 	q4kmm   gemmQ8K
 	q4kx8mm gemmQ8K
+	q5kmm   gemmQ8K
 	q6kmm   gemmQ8K
 	q6kx8mm gemmQ8K
 	bf16mm  gemmFloat
@@ -167,6 +172,12 @@ func use(l level) {
 		if src.axpy != nil {
 			dst.axpy = src.axpy
 		}
+		if src.dotRows != nil {
+			dst.dotRows = src.dotRows
+		}
+		if src.axpyRows != nil {
+			dst.axpyRows = src.axpyRows
+		}
 		if src.q80mm != nil {
 			dst.q80mm = src.q80mm
 		}
@@ -175,6 +186,9 @@ func use(l level) {
 		}
 		if src.q4kx8mm != nil {
 			dst.q4kx8mm = src.q4kx8mm
+		}
+		if src.q5kmm != nil {
+			dst.q5kmm = src.q5kmm
 		}
 		if src.q6kmm != nil {
 			dst.q6kmm = src.q6kmm

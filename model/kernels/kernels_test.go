@@ -211,6 +211,13 @@ func makeQ80(r *rand.Rand, nb int, mode string) []quant.BlockQ8_0 {
 // rounding error any accumulation order can make.
 func magnitude(t *testing.T, lay layout, row []byte, acts []float32) float64 {
 	t.Helper()
+	return magnitudeOf(absWeights(t, lay, row, len(acts)), acts)
+}
+
+// absWeights returns |w| of every weight of row, the scale and the min
+// parts (K-quants) taken apart, for magnitudeOf.
+func absWeights(t *testing.T, lay layout, row []byte, n int) []float64 {
+	t.Helper()
 	part := func(zeroOff int) []float32 {
 		c := append([]byte(nil), row...)
 		if zeroOff >= 0 {
@@ -218,7 +225,7 @@ func magnitude(t *testing.T, lay layout, row []byte, acts []float32) float64 {
 				putF16(c[b*lay.bs+zeroOff:], 0)
 			}
 		}
-		out := make([]float32, len(acts))
+		out := make([]float32, n)
 		if err := quant.DequantizeRow(lay.typ, c, out); err != nil {
 			t.Fatal(err)
 		}
@@ -229,13 +236,21 @@ func magnitude(t *testing.T, lay layout, row []byte, acts []float32) float64 {
 	if lay.dminOff >= 0 {
 		wm = part(lay.dOff)
 	}
+	v := make([]float64, n)
+	for k := range v {
+		v[k] = math.Abs(float64(wd[k]))
+		if wm != nil {
+			v[k] += math.Abs(float64(wm[k]))
+		}
+	}
+	return v
+}
+
+// magnitudeOf is the sum of |w*x|, the scale of a dot product's rounding.
+func magnitudeOf(w []float64, acts []float32) float64 {
 	var m float64
 	for k, x := range acts {
-		v := math.Abs(float64(wd[k]))
-		if wm != nil {
-			v += math.Abs(float64(wm[k]))
-		}
-		m += v * math.Abs(float64(x))
+		m += w[k] * math.Abs(float64(x))
 	}
 	return m
 }

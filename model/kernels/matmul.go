@@ -54,6 +54,10 @@ func MatMulQ4K(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo
 
 // MatMulQ5K is MatMulQ4K for Q5_K weights.
 func MatMulQ5K(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+	if useGemm(cur.q5kmm != nil, "MatMulQ5K", len(w), rows, quant.BlockQ5_KSize, len(a), b, len(out), ldo) {
+		cur.q5kmm(w, rows, a, b, out, ldo)
+		return
+	}
 	matMul("MatMulQ5K", w, rows, a, b, out, ldo, quant.BlockQ5_KSize, MatVecQ5K, nil)
 }
 

@@ -33,7 +33,8 @@ type Options struct {
 	// which integer kernels need.
 	FloatActivations bool
 	// Batch is the prefill chunk: how many prompt tokens go through each
-	// layer together (default 64, at most 257).
+	// layer together (default kernels.PrefillBatch: 256 with matrix-matrix
+	// kernels, 64 without; at most RingSlack+1).
 	Batch int
 	// MaxContext bounds the number of cached positions (default: the
 	// model's context length).
@@ -48,6 +49,13 @@ type Options struct {
 	// slack overrides RingSlack (tests use tiny rings to exercise wrapping).
 	slack int
 }
+
+// repackFirstTokens is the prompt length from which Eval waits for a
+// pending background repack before prefilling (kernels.PlainBatchSlower):
+// on AVX2 the interleaved batched Q4_K kernels are about twice as fast as
+// the plain ones, so a prompt that takes several seconds gains more than
+// the 1-3 s the repack costs.
+const repackFirstTokens = 512
 
 // MaxThreads bounds Options.Threads: each thread is a locked OS thread.
 const MaxThreads = 256
@@ -130,7 +138,7 @@ type engine struct {
 func NewEngine(m *Model, opts Options) (*Engine, error) {
 	c := m.Config
 	if opts.Batch <= 0 {
-		opts.Batch = 64
+		opts.Batch = kernels.PrefillBatch()
 	}
 	if opts.Threads < 0 || opts.Threads > MaxThreads {
 		return nil, fmt.Errorf("threads must be between 1 and %d, not %d", MaxThreads, opts.Threads)
@@ -277,6 +285,17 @@ func (e *Engine) EvalTo(ctx context.Context, tokens []int, mode LogitsMode, dst 
 		}
 		out = grow(dst, V)
 	}
+	if !e.kicked && e.m.rp != nil && len(tokens) >= repackFirstTokens && kernels.PlainBatchSlower() {
+		// The first prompt of an agent run is its longest; on a level
+		// whose batched kernels are faster on the interleaved layout it
+		// is worth waiting for the repack (1-3 s) instead of prefilling
+		// it on the plain one. A failed repack leaves the file layout,
+		// which still computes the same.
+		if err := e.m.WaitRepack(ctx); err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		e.kicked = true
+	}
 	for start := 0; start < len(tokens); start += e.opts.Batch {
 		end := min(len(tokens), start+e.opts.Batch)
 		want := e.want[:0] // chunk rows whose logits are needed
@@ -338,6 +357,21 @@ func (e *engine) slot(l, pos int) int {
 		return pos % e.ring
 	}
 	return pos
+}
+
+// slotRuns calls f for the runs of consecutive cache slots that hold the
+// n positions from first on (one run, or two where a ring wraps): positions
+// first+j .. first+j+m-1 are in slots s .. s+m-1.
+func (e *engine) slotRuns(first, n int, f func(j, s, m int)) {
+	for j := 0; j < n; {
+		s := e.slot(e.layer, first+j)
+		m := n - j
+		if e.kv[e.layer].sliding {
+			m = min(m, e.ring-s)
+		}
+		f(j, s, m)
+		j += m
+	}
 }
 
 // dispatch runs step st over n chunks on the pool and waits for it.
@@ -562,10 +596,12 @@ func (e *engine) doAttn(w, task int) {
 	q := e.qkv[t*rows+h*hd : t*rows+(h+1)*hd]
 	kh := (h / (c.Heads / c.KVHeads)) * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
+	e.slotRuns(first, n, func(j, s, m int) {
+		kernels.DotRows(q, kv.k[s*KD+kh:], KD, sc[j:j+m])
+	})
 	mx := float32(math.Inf(-1))
-	for j := range sc {
-		s := e.slot(e.layer, first+j)
-		v := kernels.DotF32(q, kv.k[s*KD+kh:s*KD+kh+hd]) * scale
+	for j, v := range sc {
+		v *= scale
 		sc[j] = v
 		mx = max(mx, v)
 	}
@@ -578,10 +614,12 @@ func (e *engine) doAttn(w, task int) {
 	o := e.att[t*QD+h*hd : t*QD+(h+1)*hd]
 	clear(o)
 	inv := float32(1 / sum)
-	for j, p := range sc {
-		s := e.slot(e.layer, first+j)
-		kernels.Axpy(p*inv, kv.v[s*KD+kh:s*KD+kh+hd], o)
+	for j := range sc {
+		sc[j] *= inv
 	}
+	e.slotRuns(first, n, func(j, s, m int) {
+		kernels.AxpyRows(sc[j:j+m], kv.v[s*KD+kh:], KD, o)
+	})
 	g := sigmoid(e.gate[t*c.Heads+h])
 	for i := range o {
 		o[i] *= g

@@ -110,3 +110,36 @@ func TestCloseDuringRepack(t *testing.T) {
 		}
 	}
 }
+
+// A long first prompt on a level whose batched kernels prefer the
+// interleaved layout waits for the repack and runs on it; a short one does
+// not wait.
+func TestLongPromptRepacksFirst(t *testing.T) {
+	best := kernels.ISA()
+	defer kernels.SetISA(best)
+	if err := kernels.SetISA("avx2"); err != nil {
+		t.Skip("no avx2 level on this CPU")
+	}
+	if !kernels.PlainBatchSlower() {
+		t.Fatal("avx2: PlainBatchSlower is false, want true")
+	}
+	for _, n := range []int{repackFirstTokens, 8} {
+		m := randomModel(t, "gqa", "q4_k_m", 7)
+		if _, err := m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && w.Type == quant.Q4_K }, true); err != nil {
+			t.Fatal(err)
+		}
+		e, _ := NewEngine(m, Options{Threads: 2})
+		if _, err := e.Eval(context.Background(), randomTokens(n, m.Config.Vocab, 9), LogitsLast); err != nil {
+			t.Fatal(err)
+		}
+		x8 := m.Layers[0].FFNUp.x8
+		if n >= repackFirstTokens && !x8 {
+			t.Errorf("%d-token prompt: ran before the repack", n)
+		}
+		if n < repackFirstTokens && x8 {
+			t.Errorf("%d-token prompt: waited for the repack", n)
+		}
+		e.Close()
+		m.Close()
+	}
+}

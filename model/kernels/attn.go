@@ -1,0 +1,42 @@
+package kernels
+
+import "fmt"
+
+// DotRows sets out[j] to the dot product of q with row j of k, rows being
+// stride floats apart, for j < len(out): the scores of one query against a
+// range of cached keys.
+func DotRows(q, k []float32, stride int, out []float32) {
+	n, d := len(out), len(q)
+	if n == 0 {
+		return
+	}
+	if stride < d || len(k) < (n-1)*stride+d {
+		panic(fmt.Sprintf("kernels: DotRows: %d rows of %d at stride %d need %d floats, have %d", n, d, stride, (n-1)*stride+d, len(k)))
+	}
+	if cur.dotRows != nil && d%8 == 0 && d > 0 {
+		cur.dotRows(q, k, stride, out)
+		return
+	}
+	for j := range out {
+		out[j] = DotF32(q, k[j*stride:j*stride+d])
+	}
+}
+
+// AxpyRows adds sum_j p[j]*(row j of v) to o, rows being stride floats
+// apart: the weighted sum of a range of cached values.
+func AxpyRows(p, v []float32, stride int, o []float32) {
+	n, d := len(p), len(o)
+	if n == 0 || d == 0 {
+		return
+	}
+	if stride < d || len(v) < (n-1)*stride+d {
+		panic(fmt.Sprintf("kernels: AxpyRows: %d rows of %d at stride %d need %d floats, have %d", n, d, stride, (n-1)*stride+d, len(v)))
+	}
+	if cur.axpyRows != nil && d%8 == 0 {
+		cur.axpyRows(p, v, stride, o)
+		return
+	}
+	for j, pj := range p {
+		Axpy(pj, v[j*stride:j*stride+d], o)
+	}
+}

@@ -1,0 +1,148 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// Attention helpers: many rows of a strided matrix (the positions of one
+// KV head in the cache) against one vector, in one call, so the per-call
+// cost and the reloads of q or o are paid once per position range instead
+// of once per position.
+
+// HSUM(y, x, t): the sum of the 8 floats of y (whose low half is x) into
+// the low float of t.
+#define HSUM(y, x, t) VEXTRACTF128 $1, y, t; VADDPS x, t, t; VHADDPS t, t, t; VHADDPS t, t, t
+
+// func dotRowsAVX2(q, k *float32, stride, n, d int, out *float32)
+// out[j] = sum_i q[i]*k[j*stride+i] for j < n; d is a multiple of 8.
+TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ k+8(FP), DI
+	MOVQ stride+16(FP), R8
+	SHLQ $2, R8              // stride in bytes
+	MOVQ n+24(FP), CX
+	MOVQ d+32(FP), R9
+	MOVQ out+40(FP), DX
+	LEAQ (R8)(R8*2), R12     // 3*stride
+rows4:
+	CMPQ CX, $4
+	JLT rows1
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ AX, AX
+	MOVQ DI, R10
+in4:
+	VMOVUPS (SI)(AX*4), Y4
+	VFMADD231PS (R10), Y4, Y0
+	VFMADD231PS (R10)(R8*1), Y4, Y1
+	VFMADD231PS (R10)(R8*2), Y4, Y2
+	VFMADD231PS (R10)(R12*1), Y4, Y3
+	ADDQ $32, R10
+	ADDQ $8, AX
+	CMPQ AX, R9
+	JLT in4
+	HSUM(Y0, X0, X5)
+	HSUM(Y1, X1, X6)
+	HSUM(Y2, X2, X7)
+	HSUM(Y3, X3, X8)
+	VMOVSS X5, (DX)
+	VMOVSS X6, 4(DX)
+	VMOVSS X7, 8(DX)
+	VMOVSS X8, 12(DX)
+	ADDQ $16, DX
+	LEAQ (DI)(R8*4), DI
+	SUBQ $4, CX
+	JMP rows4
+rows1:
+	TESTQ CX, CX
+	JZ done
+	VXORPS Y0, Y0, Y0
+	XORQ AX, AX
+in1:
+	VMOVUPS (SI)(AX*4), Y4
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	ADDQ $8, AX
+	CMPQ AX, R9
+	JLT in1
+	HSUM(Y0, X0, X5)
+	VMOVSS X5, (DX)
+	ADDQ $4, DX
+	ADDQ R8, DI
+	DECQ CX
+	JMP rows1
+done:
+	VZEROUPPER
+	RET
+
+// func axpyRowsAVX2(p, v *float32, stride, n, d int, o *float32)
+// o[i] += sum_j p[j]*v[j*stride+i] for i < d (a multiple of 8), in slices
+// of 64 floats held in 8 accumulators over all n rows.
+TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ p+0(FP), SI
+	MOVQ v+8(FP), DI
+	MOVQ stride+16(FP), R8
+	SHLQ $2, R8
+	MOVQ n+24(FP), CX
+	MOVQ d+32(FP), R9
+	MOVQ o+40(FP), DX
+	XORQ R11, R11            // float offset of the slice
+slice:
+	MOVQ R9, AX
+	SUBQ R11, AX
+	CMPQ AX, $64
+	JLT narrow
+	VMOVUPS (DX), Y0
+	VMOVUPS 32(DX), Y1
+	VMOVUPS 64(DX), Y2
+	VMOVUPS 96(DX), Y3
+	VMOVUPS 128(DX), Y4
+	VMOVUPS 160(DX), Y5
+	VMOVUPS 192(DX), Y6
+	VMOVUPS 224(DX), Y7
+	LEAQ (DI)(R11*4), R10
+	XORQ BX, BX
+wide:
+	VBROADCASTSS (SI)(BX*4), Y8
+	VFMADD231PS (R10), Y8, Y0
+	VFMADD231PS 32(R10), Y8, Y1
+	VFMADD231PS 64(R10), Y8, Y2
+	VFMADD231PS 96(R10), Y8, Y3
+	VFMADD231PS 128(R10), Y8, Y4
+	VFMADD231PS 160(R10), Y8, Y5
+	VFMADD231PS 192(R10), Y8, Y6
+	VFMADD231PS 224(R10), Y8, Y7
+	ADDQ R8, R10
+	INCQ BX
+	CMPQ BX, CX
+	JLT wide
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+	VMOVUPS Y4, 128(DX)
+	VMOVUPS Y5, 160(DX)
+	VMOVUPS Y6, 192(DX)
+	VMOVUPS Y7, 224(DX)
+	ADDQ $256, DX
+	ADDQ $64, R11
+	JMP slice
+narrow:
+	CMPQ AX, $8
+	JLT adone
+	VMOVUPS (DX), Y0
+	LEAQ (DI)(R11*4), R10
+	XORQ BX, BX
+nloop:
+	VBROADCASTSS (SI)(BX*4), Y8
+	VFMADD231PS (R10), Y8, Y0
+	ADDQ R8, R10
+	INCQ BX
+	CMPQ BX, CX
+	JLT nloop
+	VMOVUPS Y0, (DX)
+	ADDQ $32, DX
+	ADDQ $8, R11
+	JMP slice
+adone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,99 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// DotRows and AxpyRows equal the per-row DotF32 and Axpy of the same level
+// within rounding, for row lengths with and without a multiple of 8, row
+// counts around the 4-row step, and strides wider than a row.
+func TestAttnRows(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(45, 46))
+		for _, d := range []int{8, 64, 72, 256, 13} {
+			for _, n := range []int{1, 3, 4, 5, 9, 517} {
+				stride := 2*d + 3
+				k := make([]float32, (n-1)*stride+d)
+				for i := range k {
+					k[i] = float32(r.NormFloat64())
+				}
+				q := make([]float32, d)
+				for i := range q {
+					q[i] = float32(r.NormFloat64())
+				}
+				out := make([]float32, n+1)
+				out[n] = 42
+				DotRows(q, k, stride, out[:n])
+				if out[n] != 42 {
+					t.Fatalf("d=%d n=%d: DotRows wrote past its output", d, n)
+				}
+				o := make([]float32, d+1)
+				o[d] = 42
+				want := make([]float32, d)
+				for i := range o[:d] {
+					o[i] = float32(i)
+					want[i] = float32(i)
+				}
+				p := q[:min(len(q), n)]
+				AxpyRows(p, k, stride, o[:d])
+				if o[d] != 42 {
+					t.Fatalf("d=%d n=%d: AxpyRows wrote past its output", d, n)
+				}
+				for j := 0; j < n; j++ {
+					row := k[j*stride : j*stride+d]
+					var mag float64
+					for i := range row {
+						mag += float64(abs32(row[i] * q[i]))
+					}
+					check(t, fmt.Sprintf("DotRows d=%d n=%d row %d", d, n, j), out[j], DotF32(q, row), mag, false)
+				}
+				for j, pj := range p {
+					Axpy(pj, k[j*stride:j*stride+d], want)
+				}
+				for i := range want {
+					check(t, fmt.Sprintf("AxpyRows d=%d n=%d [%d]", d, n, i), o[i], want[i], float64(d)+float64(len(p))*4, false)
+				}
+			}
+		}
+	})
+}
+
+func abs32(x float32) float32 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// BenchmarkAttnRows: one query head against 512 cached positions of a
+// 256-float head (the KV rows 512 floats apart, as in Spark's cache), per
+// level, in GFLOP/s.
+func BenchmarkAttnRows(b *testing.B) {
+	const d, n, stride = 256, 512, 512
+	r := rand.New(rand.NewPCG(47, 48))
+	k := make([]float32, n*stride)
+	for i := range k {
+		k[i] = float32(r.NormFloat64())
+	}
+	q := make([]float32, d)
+	for i := range q {
+		q[i] = float32(r.NormFloat64())
+	}
+	sc := make([]float32, n)
+	o := make([]float32, d)
+	for _, l := range Levels() {
+		b.Run(l, func(b *testing.B) {
+			if err := SetISA(l); err != nil {
+				b.Fatal(err)
+			}
+			defer SetISA(Levels()[len(Levels())-1])
+			for b.Loop() {
+				DotRows(q, k, stride, sc)
+				AxpyRows(sc, k, stride, o)
+			}
+			b.ReportMetric(4*d*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
