@@ -52,6 +52,8 @@ func newAVX512Table(hasBF16 bool) table {
 	t.q4kmm = q4kmmZ
 	t.q6kmm = q6kmmZ
 	t.bf16mm = bf16mmZ
+	// The AVX-512 attention row kernels (amx_amd64.go) need only AVX-512F.
+	attn512(&t)
 	_ = hasBF16
 	return t
 }
