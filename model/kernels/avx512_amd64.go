@@ -27,11 +27,21 @@ var avx512Err error
 // state), or returns nil.
 func avx512Missing() error {
 	x := cpu.X86
+	return missingFeatures([]feature{{"AVX512F", x.HasAVX512F}, {"AVX512DQ", x.HasAVX512DQ},
+		{"AVX512BW", x.HasAVX512BW}, {"AVX512VL", x.HasAVX512VL}, {"AVX512_VNNI", x.HasAVX512VNNI}})
+}
+
+// feature is a CPU feature a level needs and whether this CPU has it.
+type feature struct {
+	name string
+	has  bool
+}
+
+// missingFeatures returns an error naming the features of fs the CPU
+// lacks, or nil.
+func missingFeatures(fs []feature) error {
 	var miss []string
-	for _, f := range []struct {
-		name string
-		has  bool
-	}{{"AVX512F", x.HasAVX512F}, {"AVX512DQ", x.HasAVX512DQ}, {"AVX512BW", x.HasAVX512BW}, {"AVX512VL", x.HasAVX512VL}, {"AVX512_VNNI", x.HasAVX512VNNI}} {
+	for _, f := range fs {
 		if !f.has {
 			miss = append(miss, f.name)
 		}

@@ -4,8 +4,10 @@ package kernels
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -55,5 +57,29 @@ func TestPackZ(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestMissingFeatures checks the reason a CPU without the avx512 level gets:
+// every missing feature named, none of the present ones.
+func TestMissingFeatures(t *testing.T) {
+	for _, c := range []struct {
+		fs   []feature
+		want string
+	}{
+		{[]feature{{"AVX512F", true}, {"AVX512_VNNI", true}}, ""},
+		{[]feature{{"AVX512F", true}, {"AVX512_VNNI", false}}, "the CPU or OS lacks AVX512_VNNI"},
+		{[]feature{{"AVX512F", false}, {"AVX512BW", true}, {"AVX512_VNNI", false}}, "the CPU or OS lacks AVX512F, AVX512_VNNI"},
+	} {
+		err := missingFeatures(c.fs)
+		if got := fmt.Sprint(err); (err == nil) != (c.want == "") || (err != nil && got != c.want) {
+			t.Errorf("missingFeatures(%v) = %v, want %q", c.fs, err, c.want)
+		}
+	}
+	if avx512Err == nil && !slices.Contains(Levels(), "avx512") {
+		t.Error("avx512Err is nil but the level is not offered")
+	}
+	if avx512Err != nil && slices.Contains(Levels(), "avx512") {
+		t.Errorf("the avx512 level is offered despite %v", avx512Err)
 	}
 }
