@@ -156,13 +156,22 @@ func loadTasks(suite, dir string, fsys fs.FS, root string) (*Suite, error) {
 	return s, nil
 }
 
-// displayErr makes a loader error name files as the user knows them.
+// displayErr makes a loader error name files as the user knows them: a
+// file of the suite directory by its full path, a built-in one under
+// fixtures/.
 func displayErr(err error, dir string) string {
 	msg := err.Error()
-	if dir != "" && !strings.HasPrefix(msg, dir) {
-		msg = filepath.Clean(dir) + string(filepath.Separator) + msg
+	if dir == "" {
+		return "fixtures/" + msg
 	}
-	return msg
+	file, _, _ := strings.Cut(msg, ":")
+	if _, serr := fs.Stat(os.DirFS(dir), file); serr == nil || !fs.ValidPath(file) {
+		return filepath.Join(dir, file) + msg[len(file):]
+	}
+	if _, serr := fs.Stat(fixtures.FS, file); serr == nil {
+		return "fixtures/" + msg
+	}
+	return filepath.Join(dir, file) + msg[len(file):]
 }
 
 func displayDir(suite, dir string) string {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -208,7 +207,7 @@ func writeEvalOut(dir string, res *eval.Results) error {
 // server is opened once and shared.
 func evalModels(ctx context.Context, cfg *config.Config) (eval.ModelFunc, string, func(), error) {
 	if rest, ok := strings.CutPrefix(cfg.Model, "script:"); ok && (cfg.Endpoint == "" || sourceRank(cfg.Sources["model"]) > sourceRank(cfg.Sources["endpoint"])) {
-		f, err := scriptModels(rest)
+		f, err := eval.ScriptModels(rest, script.Options{Sleep: testClock.sleep, Now: testClock.now})
 		if err != nil {
 			return nil, "", nil, usageErr(err)
 		}
@@ -237,44 +236,6 @@ func sourceRank(src string) int {
 		return 1
 	}
 	return 0
-}
-
-// scriptModels opens scripts for an evaluation: spec is a file or a
-// directory, optionally with "?pace=DUR" (default 0: a benchmark of
-// scripts measures droidgo, not a made-up decode speed).
-func scriptModels(spec string) (eval.ModelFunc, error) {
-	path, query, _ := strings.Cut(spec, "?")
-	if query == "" {
-		query = "pace=0"
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("script %s: %w", path, err)
-	}
-	open := func(file string) (model.Backend, error) {
-		return script.Open(file+"?"+query, script.Options{Sleep: testClock.sleep, Now: testClock.now})
-	}
-	if !st.IsDir() {
-		if _, err := open(path); err != nil {
-			return nil, err
-		}
-		return func(_ context.Context, _, _, _ string) (model.Backend, func(), error) {
-			b, err := open(path)
-			return b, nil, err
-		}, nil
-	}
-	var mu sync.Mutex
-	return func(_ context.Context, kind, suite, name string) (model.Backend, func(), error) {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, cand := range []string{filepath.Join(path, suite, name+".txt"), filepath.Join(path, name+".txt"), filepath.Join(path, "default.txt")} {
-			if _, err := os.Stat(cand); err == nil {
-				b, err := open(cand)
-				return b, nil, err
-			}
-		}
-		return nil, nil, fmt.Errorf("no script for %s %s/%s in %s (%s.txt or default.txt)", kind, suite, name, path, name)
-	}, nil
 }
 
 // chooseModelFor opens a model file or a server, once, for every run.

@@ -15,6 +15,8 @@
 // The newline before the next turn line is not part of the turn.
 //
 // Each Chat call consumes the next turn; a call after the last one fails.
+// A turn stops after ChatRequest.MaxTokens tokens when that is set, as a
+// model's output would.
 // With thinking off (ChatRequest.Think false) the reasoning up to and
 // including the first "</think>" is skipped, as a model prompted with
 // thinking off would not produce it.
@@ -245,6 +247,7 @@ func (b *Backend) Chat(ctx context.Context, req model.ChatRequest) (model.Stream
 		splitter: toolparse.NewSplitter(req.Think),
 		think:    req.Think,
 		prompt:   prompt,
+		max:      req.MaxTokens,
 	}, nil
 }
 
@@ -303,6 +306,7 @@ type stream struct {
 
 	prompt    int
 	generated int
+	max       int // ChatRequest.MaxTokens: the turn ends there, as an engine's does
 	start     time.Time
 	decode    time.Duration
 	done      bool
@@ -323,7 +327,7 @@ func (s *stream) Next() (model.Delta, error) {
 		if s.done {
 			return model.Delta{}, io.EOF
 		}
-		if s.pos >= len(s.tokens) {
+		if s.pos >= len(s.tokens) || s.max > 0 && s.generated >= s.max {
 			s.done = true
 			reasoning, content := s.splitter.Flush()
 			if reasoning != "" {

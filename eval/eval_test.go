@@ -1,0 +1,386 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/script"
+)
+
+func TestWilson(t *testing.T) {
+	for _, c := range []struct {
+		k, n   int
+		lo, hi float64
+	}{
+		{31, 50, 0.4815, 0.7414},
+		{0, 10, 0, 0.2775},
+		{10, 10, 0.7225, 1},
+		{0, 0, 0, 0},
+		{1, 2, 0.0945, 0.9055},
+	} {
+		lo, hi := Wilson(c.k, c.n)
+		if math.Abs(lo-c.lo) > 5e-4 || math.Abs(hi-c.hi) > 5e-4 {
+			t.Errorf("Wilson(%d, %d) = [%.4f, %.4f], want [%.4f, %.4f]", c.k, c.n, lo, hi, c.lo, c.hi)
+		}
+	}
+}
+
+func TestMcNemar(t *testing.T) {
+	for _, c := range []struct {
+		b, c int
+		p    float64
+	}{
+		{0, 0, 1},
+		{0, 6, 2.0 / 64},
+		{1, 5, 2 * 7.0 / 64},
+		{5, 1, 2 * 7.0 / 64},
+		{3, 3, 1},
+		{0, 5, 2.0 / 32},
+		// Large n stays finite and tiny.
+		{0, 200, 2 * math.Pow(0.5, 200)},
+	} {
+		if got := McNemar(c.b, c.c); math.Abs(got-c.p) > 1e-12*math.Max(1, c.p) && math.Abs(got-c.p)/c.p > 1e-9 {
+			t.Errorf("McNemar(%d, %d) = %g, want %g", c.b, c.c, got, c.p)
+		}
+	}
+}
+
+func TestScore(t *testing.T) {
+	accept := []action.Call{
+		{Name: "tap", Arguments: map[string]any{"index": json.Number("4")}},
+		{Name: "type_text", Arguments: map[string]any{"text": "Zoë Martin"}},
+		{Name: "swipe", Arguments: map[string]any{"direction": "up"}},
+	}
+	for _, c := range []struct {
+		call      action.Call
+		tool, act bool
+	}{
+		{action.Call{Name: "tap", Arguments: map[string]any{"index": int64(4)}}, true, true},
+		{action.Call{Name: "tap", Arguments: map[string]any{"index": float64(4)}}, true, true},
+		{action.Call{Name: "tap", Arguments: map[string]any{"index": int64(5)}}, true, false},
+		{action.Call{Name: "tap", Arguments: map[string]any{}}, true, false},
+		{action.Call{Name: "type_text", Arguments: map[string]any{"text": "  zoË martin "}}, true, true},
+		{action.Call{Name: "type_text", Arguments: map[string]any{"text": "Zoe Martin"}}, true, false},
+		{action.Call{Name: "swipe", Arguments: map[string]any{"direction": "up", "index": int64(2)}}, true, true},
+		{action.Call{Name: "swipe", Arguments: map[string]any{"direction": "Up"}}, true, false},
+		{action.Call{Name: "long_press", Arguments: map[string]any{"index": int64(4)}}, false, false},
+	} {
+		tool, act := Score(c.call, accept)
+		if tool != c.tool || act != c.act {
+			t.Errorf("Score(%s) = %v, %v; want %v, %v", c.call.String(), tool, act, c.tool, c.act)
+		}
+	}
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const tinyScreen = `<?xml version="1.0" encoding="UTF-8"?><hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout" package="com.example" content-desc="" checkable="false" checked="false" clickable="false" enabled="true" focusable="false" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[0,0][1080,2400]"><node index="0" text="OK" resource-id="" class="android.widget.Button" package="com.example" content-desc="" checkable="false" checked="false" clickable="true" enabled="true" focusable="true" focused="false" scrollable="false" long-clickable="false" password="false" selected="false" bounds="[100,100][500,300]" /></node></hierarchy>`
+
+func TestLoadDecisionErrorsNameFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "screens", "a.xml"), tinyScreen)
+	write(t, filepath.Join(dir, "cases.jsonl"), strings.Join([]string{
+		`{"name":"ok","screen":"screens/a.xml","task":"Tap OK","accept":[{"name":"tap","arguments":{"index":0}}]}`,
+		``,
+		`{"name":"bad-json","screen":`,
+		`{"name":"no-tool","screen":"screens/a.xml","task":"x","accept":[{"name":"fly","arguments":{}}]}`,
+		`{"name":"no-screen","screen":"screens/missing.xml","task":"x","accept":[{"name":"tap","arguments":{"index":0}}]}`,
+		`{"name":"escape","screen":"../x.xml","task":"x","accept":[{"name":"tap","arguments":{"index":0}}]}`,
+		`{"name":"ok","screen":"screens/a.xml","task":"dup","accept":[{"name":"tap","arguments":{"index":0}}]}`,
+		`{"name":"typo","screen":"screens/a.xml","task":"x","acept":[]}`,
+	}, "\n"))
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Cases) != 1 || s.Cases[0].Name != "ok" {
+		t.Fatalf("cases = %v, want just ok", s.Cases)
+	}
+	file := filepath.Join(dir, "cases.jsonl")
+	want := map[string]string{
+		"line-3":    file + ":3: malformed case",
+		"no-tool":   file + ":4: accept[0]: unknown tool \"fly\"",
+		"no-screen": file + ":5: screen " + filepath.Join(dir, "screens/missing.xml"),
+		"escape":    file + ":6: screen \"../x.xml\" must be a path inside",
+		"ok":        file + ":7: case name \"ok\" is also used on line 1",
+		"line-8":    file + ":8: malformed case: json: unknown field \"acept\"",
+	}
+	if len(s.Broken) != len(want) {
+		t.Errorf("broken = %+v, want %d entries", s.Broken, len(want))
+	}
+	for _, b := range s.Broken {
+		if w, ok := want[b.Name]; !ok || !strings.HasPrefix(b.Reason, w) {
+			t.Errorf("broken %q: %q, want prefix %q", b.Name, b.Reason, w)
+		}
+	}
+	// Broken cases are reported as not run, never dropped.
+	res := runSuites(t, []*Suite{s}, Options{Model: mustScripts(t, writeScript(t, "tap0", "</think><tool_call>tap<arg_key>index</arg_key><arg_value>0</arg_value></tool_call>"))})
+	if got := res.Summary.Decisions; got.N != 1 || got.ActionCorrect != 1 || got.NotRun != len(want) {
+		t.Errorf("summary = %+v, want 1 run and correct, %d not run", got, len(want))
+	}
+}
+
+func TestLoadTaskSuiteWithOwnApps(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "apps", "hello", "app.json"), `{"label":"Hello","package":"com.example.hello","launch":"main","state":{"greeted":"false"},
+"screens":{"main":{"file":"main.xml","on_tap":[{"target":{"text":"Greet"},"set":{"greeted":"true"}}]}}}`)
+	write(t, filepath.Join(dir, "apps", "hello", "main.xml"), `<hierarchy rotation="0"><node class="android.widget.FrameLayout" bounds="[0,0][1080,2400]"><node class="android.widget.Button" text="Greet" clickable="true" bounds="[100,300][980,500]"/></node></hierarchy>`)
+	write(t, filepath.Join(dir, "greet", "scenario.json"), `{"task":"Press Greet in the Hello app","apps":["launcher","settings","settingssearch","clock","chrome","hello"],
+"success":{"if":["greeted == true"]},"eval":{"app":"Hello","difficulty":"easy","human_steps":2}}`)
+	write(t, filepath.Join(dir, "broken", "scenario.json"), `{"task":"x","apps":["nosuchapp"],"success":{"if":["x"]}}`)
+	write(t, filepath.Join(dir, "typo", "scenario.json"), "{\"task\":\"x\",\n\"apps\":[\"launcher\"],\n\"succes\":{}}")
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tasks) != 1 || s.Tasks[0].Name != "greet" || s.Tasks[0].Meta.HumanSteps != 2 {
+		t.Fatalf("tasks = %+v, broken %+v", s.Tasks, s.Broken)
+	}
+	if len(s.Broken) != 2 {
+		t.Fatalf("broken = %+v, want 2", s.Broken)
+	}
+	for _, b := range s.Broken {
+		if !strings.Contains(b.Reason, filepath.Join(dir, b.Name, "scenario.json")) && !strings.Contains(b.Reason, "nosuchapp") {
+			t.Errorf("broken %s: %q does not name the file", b.Name, b.Reason)
+		}
+	}
+	greet := writeScript(t, "greet", `Open Hello.</think><tool_call>open_app<arg_key>name</arg_key><arg_value>Hello</arg_value></tool_call>
+--- turn
+Tap it.</think><tool_call>tap<arg_key>index</arg_key><arg_value>{{index "Greet"}}</arg_value></tool_call>
+--- turn
+Done.</think><tool_call>task_complete<arg_key>summary</arg_key><arg_value>Greeted</arg_value></tool_call>`)
+	res := runSuites(t, []*Suite{s}, Options{Model: mustScripts(t, greet), Think: true})
+	if got := res.Summary.Tasks; got.N != 1 || got.Success != 1 || got.NotRun != 2 {
+		t.Fatalf("summary = %+v; tasks %+v", got, res.Tasks)
+	}
+}
+
+// writeScript writes a one-file script whose turns are separated by
+// "--- turn" lines (the first is added).
+func writeScript(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name+".txt")
+	write(t, p, "--- turn\n"+body+"\n")
+	return p
+}
+
+func mustScripts(t *testing.T, spec string) ModelFunc {
+	t.Helper()
+	f, err := ScriptModels(spec, script.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func runSuites(t *testing.T, suites []*Suite, o Options) *Results {
+	t.Helper()
+	if o.MaxSteps == 0 {
+		o.MaxSteps = 20
+	}
+	res, err := Run(context.Background(), suites, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func builtin(t *testing.T, name string) *Suite {
+	t.Helper()
+	s, err := Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Broken) > 0 {
+		t.Fatalf("built-in suite %s has broken entries: %+v", name, s.Broken)
+	}
+	return s
+}
+
+// scriptsDir is the always-right scripts of the built-in tasks.
+var scriptsDir = filepath.Join("..", "fixtures", "scripts", "eval")
+
+func TestAlwaysRightScoresFull(t *testing.T) {
+	tasks := builtin(t, BuiltinTasks)
+	for _, task := range tasks.Tasks {
+		if _, err := os.Stat(filepath.Join(scriptsDir, task.Name+".txt")); err != nil {
+			t.Errorf("built-in task %s has no always-right script in %s", task.Name, scriptsDir)
+		}
+	}
+	res := runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, scriptsDir), Think: true, ThinkBudget: 1024, Parallel: 4})
+	for _, r := range res.Tasks {
+		if !r.Success {
+			t.Errorf("%s: %s", r.Name, r.Reason)
+		}
+	}
+	if s := res.Summary.Tasks; s.N != len(tasks.Tasks) || s.Success != s.N || s.Rate != 1 {
+		t.Errorf("summary %+v, want %d/%d", s, len(tasks.Tasks), len(tasks.Tasks))
+	}
+}
+
+// decisionScripts writes, for every case, a one-turn script answering
+// the case's first accepted call (the always-right decision model) or,
+// with wrong set, the same tool with every argument off.
+func decisionScripts(t *testing.T, s *Suite, wrong bool) string {
+	dir := t.TempDir()
+	for _, c := range s.Cases {
+		a := c.Accept[0]
+		var b strings.Builder
+		b.WriteString("I know this one.</think><tool_call>" + a.Name)
+		keys := make([]string, 0, len(a.Arguments))
+		for k := range a.Arguments {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := fmt.Sprint(a.Arguments[k])
+			if wrong {
+				v = wrongValue(a.Name, k, v)
+			}
+			fmt.Fprintf(&b, "<arg_key>%s</arg_key><arg_value>%s</arg_value>", k, v)
+		}
+		b.WriteString("</tool_call>")
+		write(t, filepath.Join(dir, c.Name+".txt"), "--- turn\n"+b.String()+"\n")
+	}
+	return dir
+}
+
+func wrongValue(tool, key, v string) string {
+	switch key {
+	case "index":
+		return "0"
+	case "direction":
+		if v == "down" {
+			return "up"
+		}
+		return "down"
+	case "key":
+		if v == "home" {
+			return "back"
+		}
+		return "home"
+	}
+	return v + " and more"
+}
+
+func TestDecisionsAlwaysRight(t *testing.T) {
+	s := builtin(t, BuiltinDecisions)
+	if len(s.Cases) < 40 {
+		t.Errorf("the built-in decision suite has %d cases, want at least 40", len(s.Cases))
+	}
+	res := runSuites(t, []*Suite{s}, Options{Model: mustScripts(t, decisionScripts(t, s, false)), Think: true, Parallel: 4})
+	for _, d := range res.Decisions {
+		if !d.ActionCorrect {
+			t.Errorf("%s: call %v not scored correct (reason %q)", d.Name, d.Call, d.Reason)
+		}
+	}
+	if got := res.Summary.Decisions; got.N != len(s.Cases) || got.ActionCorrect != got.N || got.ToolCorrect != got.N {
+		t.Errorf("summary %+v", got)
+	}
+}
+
+func TestDecisionsWrongArgumentsRightTool(t *testing.T) {
+	s := builtin(t, BuiltinDecisions)
+	res := runSuites(t, []*Suite{s}, Options{Model: mustScripts(t, decisionScripts(t, s, true)), Think: true, Parallel: 4})
+	for i, d := range res.Decisions {
+		c := s.Cases[i]
+		if d.Call == nil {
+			t.Errorf("%s: no call (%s)", d.Name, d.Reason)
+			continue
+		}
+		tool, act := Score(*d.Call, c.Accept)
+		if d.ToolCorrect != tool || d.ActionCorrect != act || !tool {
+			t.Errorf("%s: scored %v/%v for %s, recomputed %v/%v", d.Name, d.ToolCorrect, d.ActionCorrect, d.Call.String(), tool, act)
+		}
+	}
+}
+
+// An undoing model finishes every task but, when the task was already
+// done at the start, first "does" it, which undoes it: exactly those
+// tasks fail.
+func TestUndoFinishedFailsExactlyThose(t *testing.T) {
+	tasks := builtin(t, BuiltinTasks)
+	undoDir := filepath.Join("..", "fixtures", "scripts", "eval-undo")
+	ents, err := os.ReadDir(undoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo := map[string]bool{}
+	for _, e := range ents {
+		undo[strings.TrimSuffix(e.Name(), ".txt")] = true
+	}
+	if len(undo) < 3 {
+		t.Fatalf("only %d undo scripts", len(undo))
+	}
+	right, wrong := mustScripts(t, scriptsDir), mustScripts(t, undoDir)
+	models := func(ctx context.Context, kind, suite, name string) (model.Backend, func(), error) {
+		if undo[name] {
+			return wrong(ctx, kind, suite, name)
+		}
+		return right(ctx, kind, suite, name)
+	}
+	res := runSuites(t, []*Suite{tasks}, Options{Model: models, Think: true, ThinkBudget: 1024, Parallel: 4})
+	for _, r := range res.Tasks {
+		if r.NotRun {
+			t.Errorf("%s not run: %s", r.Name, r.Reason)
+		}
+		if r.Success == undo[r.Name] {
+			t.Errorf("%s: success %v (%s), want %v", r.Name, r.Success, r.Reason, !undo[r.Name])
+		}
+	}
+}
+
+// An overthinking model reasons for thousands of tokens before each
+// answer. With a thinking budget the loop closes its reasoning and it
+// answers right; without one its turns hit the token cap and it fails.
+func TestOverthinkerRescuedByBudget(t *testing.T) {
+	tasks := builtin(t, BuiltinTasks)
+	filter := regexp.MustCompile(`^tasks/(wifi|bluetooth|devopts)$`)
+	dir := t.TempDir()
+	filler := strings.Repeat(" But wait, let me reconsider the whole screen once more from the top.", 700)
+	for _, name := range []string{"wifi", "bluetooth", "devopts"} {
+		data, err := os.ReadFile(filepath.Join(scriptsDir, name+".txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Spare turns: without a budget every answer is cut off and the
+		// loop asks again, so the model is asked more often than the
+		// task has steps.
+		spare := strings.Repeat("\n--- turn\nHmm."+filler+"</think><tool_call>wait<arg_key>seconds</arg_key><arg_value>1</arg_value></tool_call>", 8)
+		write(t, filepath.Join(dir, name+".txt"), strings.ReplaceAll(strings.TrimRight(string(data), "\n"), "</think>", filler+"</think>")+spare+"\n")
+	}
+	run := func(budget int) *Results {
+		return runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, dir), Think: true, ThinkBudget: budget, Filter: filter, Parallel: 3})
+	}
+	with := run(256)
+	if s := with.Summary.Tasks; s.N != 3 || s.Success != 3 {
+		t.Errorf("with a budget: %+v %+v", s, with.Tasks)
+	}
+	without := run(0)
+	if s := without.Summary.Tasks; s.N != 3 || s.Success != 0 {
+		t.Errorf("without a budget: %+v %+v", s, without.Tasks)
+	}
+	for _, r := range with.Tasks {
+		if r.GeneratedTokens > 30*256 {
+			t.Errorf("%s generated %d tokens with a budget of 256", r.Name, r.GeneratedTokens)
+		}
+	}
+}
