@@ -353,10 +353,13 @@ func TestUndoFinishedFailsExactlyThose(t *testing.T) {
 // answers right; without one its turns hit the token cap and it fails.
 func TestOverthinkerRescuedByBudget(t *testing.T) {
 	tasks := builtin(t, BuiltinTasks)
-	filter := regexp.MustCompile(`^tasks/(wifi|bluetooth|devopts)$`)
+	// Tasks whose right answers name no element, so a script played on
+	// the wrong screen still plays and the failure is the model's.
+	names := []string{"battery-level", "message-read", "note-read", "calc-already"}
+	filter := regexp.MustCompile(`^tasks/(` + strings.Join(names, "|") + `)$`)
 	dir := t.TempDir()
 	filler := strings.Repeat(" But wait, let me reconsider the whole screen once more from the top.", 700)
-	for _, name := range []string{"wifi", "bluetooth", "devopts"} {
+	for _, name := range names {
 		data, err := os.ReadFile(filepath.Join(scriptsDir, name+".txt"))
 		if err != nil {
 			t.Fatal(err)
@@ -368,19 +371,34 @@ func TestOverthinkerRescuedByBudget(t *testing.T) {
 		write(t, filepath.Join(dir, name+".txt"), strings.ReplaceAll(strings.TrimRight(string(data), "\n"), "</think>", filler+"</think>")+spare+"\n")
 	}
 	run := func(budget int) *Results {
-		return runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, dir), Think: true, ThinkBudget: budget, Filter: filter, Parallel: 3})
+		return runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, dir), Think: true, ThinkBudget: budget, Filter: filter, Parallel: 4})
 	}
 	with := run(256)
-	if s := with.Summary.Tasks; s.N != 3 || s.Success != 3 {
+	if s := with.Summary.Tasks; s.N != len(names) || s.Success != len(names) {
 		t.Errorf("with a budget: %+v %+v", s, with.Tasks)
 	}
 	without := run(0)
-	if s := without.Summary.Tasks; s.N != 3 || s.Success != 0 {
+	if s := without.Summary.Tasks; s.N != len(names) || s.Success != 0 {
 		t.Errorf("without a budget: %+v %+v", s, without.Tasks)
 	}
 	for _, r := range with.Tasks {
 		if r.GeneratedTokens > 30*256 {
 			t.Errorf("%s generated %d tokens with a budget of 256", r.Name, r.GeneratedTokens)
+		}
+	}
+}
+
+// A model that claims success at once succeeds only where the phone was
+// already in the asked-for state and no answer is needed: success comes
+// from the phone, never from the claim.
+func TestClaimAloneIsNotSuccess(t *testing.T) {
+	tasks := builtin(t, BuiltinTasks)
+	claim := writeScript(t, "claim", "Looks done to me.</think><tool_call>task_complete<arg_key>summary</arg_key><arg_value>Done</arg_value></tool_call>")
+	res := runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, claim), Think: true, Parallel: 4})
+	want := map[string]bool{"wifi-already-on": true, "airplane-already-off": true, "alarm-already-set": true}
+	for _, r := range res.Tasks {
+		if r.NotRun || r.Success != want[r.Name] {
+			t.Errorf("%s: success %v not run %v (%s), want success %v", r.Name, r.Success, r.NotRun, r.Reason, want[r.Name])
 		}
 	}
 }
