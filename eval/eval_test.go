@@ -226,9 +226,14 @@ func TestAlwaysRightScoresFull(t *testing.T) {
 		}
 	}
 	res := runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, scriptsDir), Think: true, ThinkBudget: 1024, Parallel: 4})
+	gated := map[string]bool{"message-send": true, "message-nonascii": true, "message-fix-draft": true, "message-from-calculator": true, "contact-delete": true}
 	for _, r := range res.Tasks {
 		if !r.Success {
 			t.Errorf("%s: %s", r.Name, r.Reason)
+		}
+		// "Send" and "Delete" go through the sensitive-action policy.
+		if gated[r.Name] != (r.Approvals > 0) {
+			t.Errorf("%s: %d approvals", r.Name, r.Approvals)
 		}
 	}
 	if s := res.Summary.Tasks; s.N != len(tasks.Tasks) || s.Success != s.N || s.Rate != 1 {
@@ -256,6 +261,10 @@ func decisionScripts(t *testing.T, s *Suite, wrong bool) string {
 				v = wrongValue(a.Name, k, v)
 			}
 			fmt.Fprintf(&b, "<arg_key>%s</arg_key><arg_value>%s</arg_value>", k, v)
+		}
+		if _, ok := a.Arguments["summary"]; a.Name == "task_complete" && !ok {
+			// Any summary is accepted; the tool requires one.
+			b.WriteString("<arg_key>summary</arg_key><arg_value>The screen already shows the answer</arg_value>")
 		}
 		b.WriteString("</tool_call>")
 		write(t, filepath.Join(dir, c.Name+".txt"), "--- turn\n"+b.String()+"\n")
