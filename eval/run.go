@@ -478,14 +478,19 @@ func runDecision(ctx context.Context, o Options, j job, r *DecisionResult) {
 		lc.MaxSteps = 1
 		lc.Previous = c.History
 		var call *action.Call
+		// The decision is the first usable call: the run stops there, so
+		// the call is never carried out (a wait does not wait).
+		dctx, stop := context.WithCancel(ctx)
+		defer stop()
 		lc.OnEvent = func(ev loop.Event) {
-			if ev.Type == loop.EvToolCall && ev.Call != nil {
+			if ev.Type == loop.EvToolCall && ev.Call != nil && call == nil {
 				cc := *ev.Call
 				call = &cc
+				stop()
 			}
 		}
 		start := o.Now()
-		loop.Run(ctx, lc)
+		loop.Run(dctx, lc)
 		r.Seconds = math.Round(o.Now().Sub(start).Seconds()*1000) / 1000
 		if fb.err != nil {
 			return fmt.Errorf("model: %w", fb.err)

@@ -209,7 +209,7 @@ func evalModels(ctx context.Context, cfg *config.Config) (eval.ModelFunc, string
 	if rest, ok := strings.CutPrefix(cfg.Model, "script:"); ok && (cfg.Endpoint == "" || sourceRank(cfg.Sources["model"]) > sourceRank(cfg.Sources["endpoint"])) {
 		f, err := eval.ScriptModels(rest, script.Options{Sleep: testClock.sleep, Now: testClock.now})
 		if err != nil {
-			return nil, "", nil, usageErr(err)
+			return nil, "", nil, err // the flag is fine; the file cannot be played
 		}
 		return f, "script:" + filepath.Base(strings.SplitN(rest, "?", 2)[0]), func() {}, nil
 	}
