@@ -40,6 +40,12 @@ type Options struct {
 	MaxSteps    int
 	Think       bool
 	ThinkBudget int
+	// Constrain asks backends that can to limit answers to valid calls
+	// (loop.Config.Constrain).
+	Constrain bool
+	// Sensitive is the sensitive-action policy's labels (nil: the
+	// default).
+	Sensitive []string
 	// MaxTokens bounds one model turn (0: ThinkBudget+512 with a budget,
 	// else DefaultMaxTokens), so a model that never stops cannot stall a
 	// benchmark.
@@ -305,6 +311,8 @@ func (o Options) loopConfig(b model.Backend) loop.Config {
 		Think:        o.Think,
 		ThinkBudget:  o.ThinkBudget,
 		MaxTokens:    o.MaxTokens,
+		Constrain:    o.Constrain,
+		Sensitive:    o.Sensitive,
 		Sampling:     model.Sampling{Temperature: 1.0, TopP: 0.95},
 		PollInterval: o.PollInterval,
 		Now:          o.Now,

@@ -154,7 +154,8 @@ func runEval(o *evalOptions) error {
 	opts := eval.Options{
 		Model: models, ModelName: name,
 		Parallel: o.parallel, Repeat: o.repeat, MaxSteps: cfg.MaxSteps,
-		Think: cfg.Think, ThinkBudget: cfg.ThinkBudget, Filter: filter, Out: o.out,
+		Think: cfg.Think, ThinkBudget: cfg.ThinkBudget, Constrain: cfg.Constrain, Sensitive: cfg.Sensitive,
+		Filter: filter, Out: o.out,
 		Now: testClock.now, Sleep: testClock.sleep,
 		Config: eval.Config{Suites: specs, Parallel: o.parallel, Repeat: o.repeat, MaxSteps: cfg.MaxSteps,
 			Think: cfg.Think, ThinkBudget: cfg.ThinkBudget, Filter: o.filter, Endpoint: cfg.Endpoint},
