@@ -411,3 +411,98 @@ func TestClaimAloneIsNotSuccess(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCases feeds arbitrary cases.jsonl files to the loader: it reports
+// broken lines, never panics, and every case it keeps is complete.
+func FuzzCases(f *testing.F) {
+	f.Add([]byte(`{"name":"ok","screen":"a.xml","task":"Tap OK","accept":[{"name":"tap","arguments":{"index":0}}]}`))
+	f.Add([]byte("{\"name\":\"x\"}\n\n{bad\n" + `{"name":"y","screen":"../a.xml","task":"t","accept":[{"name":"tap"}]}`))
+	f.Add([]byte(`{"name":"z","screen":"a.xml","task":"t","history":["a","b"],"accept":[{"name":"swipe","arguments":{"direction":"up","index":"3"}}]} {}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, "a.xml"), tinyScreen)
+		write(t, filepath.Join(dir, "cases.jsonl"), string(data))
+		s, err := Load(dir)
+		if err != nil {
+			if !strings.Contains(err.Error(), "no cases") {
+				t.Fatalf("unexpected error: %v", err)
+			}
+			return
+		}
+		for _, c := range s.Cases {
+			if c.Name == "" || c.Task == "" || len(c.Accept) == 0 || len(c.Screen) == 0 {
+				t.Fatalf("incomplete case kept: %+v", c)
+			}
+		}
+		for _, b := range s.Broken {
+			if !strings.Contains(b.Reason, "cases.jsonl:") {
+				t.Fatalf("broken entry without file and line: %+v", b)
+			}
+		}
+	})
+}
+
+type brokenBackend struct{ panics bool }
+
+func (b brokenBackend) Name() string { return "broken" }
+func (b brokenBackend) Chat(ctx context.Context, req model.ChatRequest) (model.Stream, error) {
+	if b.panics {
+		panic("backend bug")
+	}
+	return nil, fmt.Errorf("HTTP 500: the server fell over")
+}
+
+// A crashing backend makes runs "not run" with the reason, never a model
+// failure and never a crash of the benchmark.
+func TestCrashingBackendIsNotRun(t *testing.T) {
+	tasks, decisions := builtin(t, BuiltinTasks), builtin(t, BuiltinDecisions)
+	for _, panics := range []bool{false, true} {
+		models := func(context.Context, string, string, string) (model.Backend, func(), error) {
+			return brokenBackend{panics}, nil, nil
+		}
+		res := runSuites(t, []*Suite{tasks, decisions}, Options{Model: models, Filter: regexp.MustCompile(`^(tasks/wifi|decisions/qs-flashlight)$`), Think: true})
+		if len(res.Tasks) != 1 || len(res.Decisions) != 1 {
+			t.Fatalf("%d tasks, %d decisions", len(res.Tasks), len(res.Decisions))
+		}
+		want := "the server fell over"
+		if panics {
+			want = "internal error: backend bug"
+		}
+		if r := res.Tasks[0]; !r.NotRun || r.Success || !strings.Contains(r.Reason, want) {
+			t.Errorf("panics=%v: task %+v", panics, r)
+		}
+		if d := res.Decisions[0]; !d.NotRun || d.ToolCorrect || !strings.Contains(d.Reason, want) {
+			t.Errorf("panics=%v: decision %+v", panics, d)
+		}
+		if s := res.Summary; s.Tasks.N != 0 || s.Tasks.NotRun != 1 || s.Decisions.N != 0 || s.Decisions.NotRun != 1 {
+			t.Errorf("summary %+v", s)
+		}
+	}
+}
+
+// --repeat runs everything K times and counts each run; the filter sees
+// SUITE/NAME; progress is told of every run.
+func TestRepeatFilterProgress(t *testing.T) {
+	tasks := builtin(t, BuiltinTasks)
+	var seen []Progress
+	res := runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, scriptsDir), Think: true, Repeat: 3, Parallel: 2,
+		Filter: regexp.MustCompile(`^tasks/(wifi|dnd)$`), Progress: func(p Progress) { seen = append(seen, p) }})
+	if len(res.Tasks) != 6 {
+		t.Fatalf("%d runs, want 6", len(res.Tasks))
+	}
+	reps := map[string][]int{}
+	for _, r := range res.Tasks {
+		reps[r.Name] = append(reps[r.Name], r.Repeat)
+		if !r.Success {
+			t.Errorf("%s #%d: %s", r.Name, r.Repeat, r.Reason)
+		}
+	}
+	for _, name := range []string{"wifi", "dnd"} {
+		if fmt.Sprint(reps[name]) != "[1 2 3]" {
+			t.Errorf("%s repeats %v", name, reps[name])
+		}
+	}
+	if len(seen) != 6 || seen[5].Done != 6 || seen[5].Total != 6 || seen[5].Rate() != 1 {
+		t.Errorf("progress %+v", seen)
+	}
+}
