@@ -295,7 +295,12 @@ func TestDecisionsAlwaysRight(t *testing.T) {
 	if len(s.Cases) < 40 {
 		t.Errorf("the built-in decision suite has %d cases, want at least 40", len(s.Cases))
 	}
-	res := runSuites(t, []*Suite{s}, Options{Model: mustScripts(t, decisionScripts(t, s, false)), Think: true, Parallel: 4})
+	for _, c := range s.Cases {
+		if _, err := os.Stat(filepath.Join(scriptsDir, "decisions", c.Name+".txt")); err != nil {
+			t.Errorf("decision case %s has no always-right script", c.Name)
+		}
+	}
+	res := runSuites(t, []*Suite{s}, Options{Model: mustScripts(t, scriptsDir), Think: true, Parallel: 4})
 	for _, d := range res.Decisions {
 		if !d.ActionCorrect {
 			t.Errorf("%s: call %v not scored correct (reason %q)", d.Name, d.Call, d.Reason)

@@ -56,7 +56,7 @@ func hasKeys(t *testing.T, what string, m map[string]any, want ...string) {
 // TestEvalJSONContract checks results.json's field names and the
 // always-right scripts' scores through the command line.
 func TestEvalJSONContract(t *testing.T) {
-	r := droidgo(t, context.Background(), "eval", "--suite", "tasks", "--model", "script:"+evalScripts, "--json", "--parallel", "4")
+	r := droidgo(t, context.Background(), "eval", "--model", "script:"+evalScripts, "--json", "--parallel", "4")
 	v := evalJSON(t, r)
 	hasKeys(t, "results", v, "model", "config", "tasks", "decisions", "summary")
 	tasks := v["tasks"].([]any)
@@ -79,7 +79,11 @@ func TestEvalJSONContract(t *testing.T) {
 	if ci := ts["ci95"].([]any); len(ci) != 2 || ci[1] != 1.0 || ci[0].(float64) < 0.9 {
 		t.Errorf("ci95 = %v", ci)
 	}
-	hasKeys(t, "summary.decisions", sum["decisions"].(map[string]any), "n", "tool_correct", "action_correct")
+	dsum := sum["decisions"].(map[string]any)
+	hasKeys(t, "summary.decisions", dsum, "n", "tool_correct", "action_correct")
+	if dsum["n"].(float64) < 40 || dsum["action_correct"] != dsum["n"] || dsum["tool_correct"] != dsum["n"] {
+		t.Errorf("summary.decisions = %v", dsum)
+	}
 	// Progress goes to stderr as plain lines when it is not a terminal.
 	if !regexp.MustCompile(`(?m)^\[1/\d+\] tasks/`).MatchString(r.stderr) {
 		t.Errorf("no progress lines on stderr:\n%s", r.stderr)
