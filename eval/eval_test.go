@@ -511,3 +511,20 @@ func TestRepeatFilterProgress(t *testing.T) {
 		t.Errorf("progress %+v", seen)
 	}
 }
+
+// A model that answers prose is wrong, not broken: a decision without a
+// usable call scores neither, and a task whose script runs out fails.
+func TestProseAndShortScriptsFail(t *testing.T) {
+	tasks, decisions := builtin(t, BuiltinTasks), builtin(t, BuiltinDecisions)
+	prose := writeScript(t, "prose", "Hmm.</think>I would tap the switch, I think.")
+	res := runSuites(t, []*Suite{tasks, decisions}, Options{Model: mustScripts(t, prose), Think: true,
+		Filter: regexp.MustCompile(`^(tasks/wifi|decisions/qs-flashlight|decisions/sim-internet-off)$`)})
+	for _, d := range res.Decisions {
+		if d.NotRun || d.ToolCorrect || d.Call != nil {
+			t.Errorf("decision %+v", d)
+		}
+	}
+	if r := res.Tasks[0]; r.NotRun || r.Success || !strings.Contains(r.Reason, "has no turn") {
+		t.Errorf("task %+v", r)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/script"
 	"github.com/droidgo/droidgo/recording"
 	"github.com/droidgo/droidgo/report"
 	"github.com/droidgo/droidgo/uixml"
@@ -276,6 +277,11 @@ func (f *failures) note(err error) {
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return
 	}
+	if errors.Is(err, script.ErrMisfit) {
+		// A script that ran out of turns or names an element the screen
+		// lacks is a model that went wrong, which the run's result shows.
+		return
+	}
 	f.mu.Lock()
 	if f.err == nil {
 		f.err = err
@@ -486,14 +492,19 @@ func runDecision(ctx context.Context, o Options, j job, r *DecisionResult) {
 		lc.MaxSteps = 1
 		lc.Previous = c.History
 		var call *action.Call
-		// The decision is the first usable call: the run stops there, so
+		answered := false
+		// The decision is the model's first answer, as in a single-screen
+		// study: the run stops there, so no corrective turn follows and
 		// the call is never carried out (a wait does not wait).
 		dctx, stop := context.WithCancel(ctx)
 		defer stop()
 		lc.OnEvent = func(ev loop.Event) {
-			if ev.Type == loop.EvToolCall && ev.Call != nil && call == nil {
-				cc := *ev.Call
-				call = &cc
+			if ev.Type == loop.EvToolCall && !answered {
+				answered = true
+				if ev.Call != nil {
+					cc := *ev.Call
+					call = &cc
+				}
 				stop()
 			}
 		}
@@ -502,6 +513,9 @@ func runDecision(ctx context.Context, o Options, j job, r *DecisionResult) {
 		r.Seconds = math.Round(o.Now().Sub(start).Seconds()*1000) / 1000
 		if fb.err != nil {
 			return fmt.Errorf("model: %w", fb.err)
+		}
+		if !answered {
+			return errors.New("the model gave no answer")
 		}
 		r.Call = call
 		if call != nil {

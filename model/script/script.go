@@ -73,6 +73,12 @@ const ScreenMarker = "Current screen"
 // TurnSeparator starts a turn.
 const TurnSeparator = "--- turn"
 
+// ErrMisfit is wrapped by the errors of a script that does not fit the run
+// it is played in: it has no turn left, or a placeholder names an element
+// the screen does not have. The script's model has gone off its path, so
+// a benchmark counts it as the model failing, not as a broken backend.
+var ErrMisfit = errors.New("the script does not fit this run")
+
 // Options tune playback.
 type Options struct {
 	// Pace is the delay before each token; 0 plays instantly.
@@ -222,7 +228,7 @@ func (b *Backend) Chat(ctx context.Context, req model.ChatRequest) (model.Stream
 	n := b.next
 	if n >= len(b.script.Turns) {
 		b.mu.Unlock()
-		return nil, fmt.Errorf("script %s has no turn %d (it has %d)", b.script.Name, n+1, len(b.script.Turns))
+		return nil, fmt.Errorf("script %s has no turn %d (it has %d): %w", b.script.Name, n+1, len(b.script.Turns), ErrMisfit)
 	}
 	b.next++
 	b.mu.Unlock()
@@ -431,7 +437,7 @@ func resolve(turn, user string) (string, error) {
 				if kind != "" {
 					what += fmt.Sprintf(" (%s)", kind)
 				}
-				firstErr = fmt.Errorf("no element %s on the screen", what)
+				firstErr = fmt.Errorf("no element %s on the screen: %w", what, ErrMisfit)
 			}
 			return m
 		}
