@@ -528,3 +528,28 @@ func TestProseAndShortScriptsFail(t *testing.T) {
 		t.Errorf("task %+v", r)
 	}
 }
+
+// A stopped evaluation returns what it did, the rest reported as not run.
+func TestStoppedEvaluationKeepsItsResults(t *testing.T) {
+	tasks := builtin(t, BuiltinTasks)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, err := Run(ctx, []*Suite{tasks}, Options{Model: mustScripts(t, scriptsDir), Think: true, MaxSteps: 20,
+		Progress: func(p Progress) {
+			if p.Done == 2 {
+				cancel()
+			}
+		}})
+	if err == nil || res == nil {
+		t.Fatalf("err %v, results %v", err, res)
+	}
+	s := res.Summary.Tasks
+	if s.N < 2 || s.N+s.NotRun != len(tasks.Tasks) || s.NotRun == 0 {
+		t.Errorf("summary %+v of %d tasks", s, len(tasks.Tasks))
+	}
+	for _, r := range res.Tasks {
+		if r.NotRun && !strings.Contains(r.Reason, "stopped") {
+			t.Errorf("%s not run: %s", r.Name, r.Reason)
+		}
+	}
+}

@@ -108,8 +108,9 @@ type job struct {
 	slot   int // index in Results.Tasks or Results.Decisions
 }
 
-// Run evaluates suites and returns the results. It fails only when ctx
-// ends before anything ran; everything else is in the results.
+// Run evaluates suites and returns the results. When ctx ends it stops,
+// and returns the results so far (the rest not run) with ctx's error;
+// every other problem is in the results.
 func Run(ctx context.Context, suites []*Suite, o Options) (*Results, error) {
 	if o.Model == nil {
 		return nil, errors.New("eval: no model")
@@ -214,18 +215,32 @@ func Run(ctx context.Context, suites []*Suite, o Options) (*Results, error) {
 			}
 		}()
 	}
+	fed := 0
 feed:
 	for _, j := range jobs {
 		select {
 		case work <- j:
+			fed++
 		case <-ctx.Done():
 			break feed
 		}
 	}
 	close(work)
 	wg.Wait()
+	// Runs never started are reported, so a stopped evaluation still
+	// says what it did.
+	for _, j := range jobs[fed:] {
+		if j.task != nil || j.broken != nil && !j.broken.Decision {
+			r := &res.Tasks[j.slot]
+			r.NotRun, r.Reason = true, "the evaluation was stopped before it ran"
+		} else {
+			r := &res.Decisions[j.slot]
+			r.NotRun, r.Reason = true, "the evaluation was stopped before it ran"
+		}
+	}
+	res.Summary = Summarize(res)
 	if ctx.Err() != nil {
-		return nil, fmt.Errorf("eval: %w", ctx.Err())
+		return res, fmt.Errorf("eval stopped: %w", ctx.Err())
 	}
 	res.Summary = Summarize(res)
 	return res, nil
@@ -409,6 +424,9 @@ func runTask(ctx context.Context, o Options, j job, r *TaskResult) {
 		}
 		if fb.err != nil {
 			return fmt.Errorf("model: %w", fb.err)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("stopped after %d steps: %w", lr.Steps, ctx.Err())
 		}
 		r.Steps, r.Seconds, r.Summary = lr.Steps, lr.Seconds, lr.Summary
 		r.Success, r.Reason = judge(j.task, lr)

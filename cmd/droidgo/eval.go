@@ -161,10 +161,11 @@ func runEval(o *evalOptions) error {
 			Think: cfg.Think, ThinkBudget: cfg.ThinkBudget, Filter: o.filter, Endpoint: cfg.Endpoint},
 	}
 	opts.Progress = newEvalProgress(g.stderr)
-	res, err := eval.Run(ctx, suites, opts)
-	if err != nil {
-		return err
+	res, runErr := eval.Run(ctx, suites, opts)
+	if res == nil {
+		return runErr
 	}
+	// A stopped evaluation still writes what it did (and then exits 1).
 	if o.out != "" {
 		if err := writeEvalOut(o.out, res); err != nil {
 			return err
@@ -174,13 +175,13 @@ func runEval(o *evalOptions) error {
 		if err := res.WriteJSON(g.stdout); err != nil {
 			return err
 		}
-		return nil
+	} else {
+		eval.WriteSummary(g.stdout, res)
+		if o.out != "" {
+			fmt.Fprintf(g.stdout, "wrote %s and %s\n", filepath.Join(o.out, "results.json"), filepath.Join(o.out, "report.html"))
+		}
 	}
-	eval.WriteSummary(g.stdout, res)
-	if o.out != "" {
-		fmt.Fprintf(g.stdout, "wrote %s and %s\n", filepath.Join(o.out, "results.json"), filepath.Join(o.out, "report.html"))
-	}
-	return nil
+	return runErr
 }
 
 // writeEvalOut writes results.json and report.html into dir.
