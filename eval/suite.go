@@ -106,10 +106,20 @@ func Load(spec string) (*Suite, error) {
 	}
 	name := filepath.Base(filepath.Clean(spec))
 	dir := os.DirFS(spec)
-	if _, err := fs.Stat(dir, "cases.jsonl"); err == nil {
-		return loadDecisions(name, spec, dir, filepath.Clean(spec)+string(filepath.Separator))
+	// A directory may hold both kinds: scenario directories and a
+	// cases.jsonl.
+	tasks, terr := loadTasks(name, spec, overlay{dir, fixtures.FS}, ".")
+	if _, err := fs.Stat(dir, "cases.jsonl"); err != nil {
+		return tasks, terr
 	}
-	return loadTasks(name, spec, overlay{dir, fixtures.FS}, ".")
+	dec, err := loadDecisions(name, spec, dir, filepath.Clean(spec)+string(filepath.Separator))
+	if err != nil {
+		return nil, err
+	}
+	if terr == nil {
+		dec.Tasks, dec.Broken = tasks.Tasks, append(tasks.Broken, dec.Broken...)
+	}
+	return dec, nil
 }
 
 // overlay reads from top first, then from base: a user's suite directory
