@@ -108,6 +108,9 @@ type job struct {
 	slot   int // index in Results.Tasks or Results.Decisions
 }
 
+// isTask tells whether j's result goes to Results.Tasks.
+func (j job) isTask() bool { return j.task != nil || j.broken != nil && !j.broken.Decision }
+
 // Run evaluates suites and returns the results. When ctx ends it stops,
 // and returns the results so far (the rest not run) with ctx's error;
 // every other problem is in the results.
@@ -195,7 +198,7 @@ func Run(ctx context.Context, suites []*Suite, o Options) (*Results, error) {
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				if j.task != nil || j.broken != nil && !j.broken.Decision {
+				if j.isTask() {
 					r := &res.Tasks[j.slot]
 					if j.broken != nil {
 						r.NotRun, r.Reason = true, j.broken.Reason
@@ -230,7 +233,7 @@ feed:
 	// Runs never started are reported, so a stopped evaluation still
 	// says what it did.
 	for _, j := range jobs[fed:] {
-		if j.task != nil || j.broken != nil && !j.broken.Decision {
+		if j.isTask() {
 			r := &res.Tasks[j.slot]
 			r.NotRun, r.Reason = true, "the evaluation was stopped before it ran"
 		} else {
@@ -242,7 +245,6 @@ feed:
 	if ctx.Err() != nil {
 		return res, fmt.Errorf("eval stopped: %w", ctx.Err())
 	}
-	res.Summary = Summarize(res)
 	return res, nil
 }
 
