@@ -226,7 +226,7 @@ func TestAlwaysRightScoresFull(t *testing.T) {
 		}
 	}
 	res := runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, scriptsDir), Think: true, ThinkBudget: 1024, Parallel: 4})
-	gated := map[string]bool{"message-send": true, "message-nonascii": true, "message-fix-draft": true, "message-from-calculator": true, "contact-delete": true}
+	gated := map[string]bool{"message-send": true, "message-nonascii": true, "message-fix-draft": true, "message-from-calculator": true, "contact-delete": true, "file-delete": true}
 	for _, r := range res.Tasks {
 		if !r.Success {
 			t.Errorf("%s: %s", r.Name, r.Reason)
