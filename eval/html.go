@@ -123,6 +123,8 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"pct": func(v float64) string { return fmt.Sprintf("%.0f%%", v) },
 	"sec": func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"mul": func(a, b float64) float64 { return a * b },
+	// Model text can be long; the transcript has all of it.
+	"short": func(s string) string { return shorten(s, 300) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -165,14 +167,14 @@ code{font-size:12px}
 {{range .Tasks}}<tr><td><b>{{.Suite}}/{{.Name}}</b>{{if gt .Repeat 1}} #{{.Repeat}}{{end}}<br><span class="sub">{{.Task}}</span></td><td>{{.App}}</td><td>{{.Difficulty}}</td>
 <td>{{if .NotRun}}<span class="nr">not run</span>{{else if .Success}}<span class="ok">success</span>{{else}}<span class="bad">failure</span>{{end}}</td>
 <td class="num">{{.Steps}}</td><td class="num">{{if .HumanSteps}}{{.HumanSteps}}{{end}}</td><td class="num">{{sec .Seconds}}</td><td class="num">{{.PromptTokens}}/{{.GeneratedTokens}}</td>
-<td class="reason">{{.Reason}}{{if .Summary}}<br>summary: “{{.Summary}}”{{end}}</td>
+<td class="reason">{{short .Reason}}{{if .Summary}}<br>summary: “{{short .Summary}}”{{end}}</td>
 <td>{{if .Recording}}<a href="{{.Recording}}.txt">transcript</a> · <a href="{{.Recording}}">recording</a>{{end}}</td></tr>
 {{end}}</table>{{end}}
 {{if .Decisions}}<h2>Decisions</h2>
 <table id="decisions"><tr><th>case</th><th>result</th><th>call</th><th class="num">seconds</th></tr>
 {{range .Decisions}}<tr><td><b>{{.Suite}}/{{.Name}}</b>{{if gt .Repeat 1}} #{{.Repeat}}{{end}}<br><span class="sub">{{.Task}}</span></td>
 <td>{{if .NotRun}}<span class="nr">not run</span>{{else if .ActionCorrect}}<span class="ok">correct</span>{{else if .ToolCorrect}}<span class="bad">wrong action</span>{{else}}<span class="bad">wrong tool</span>{{end}}</td>
-<td>{{if .Call}}<code>{{.Call.String}}</code>{{else}}<span class="reason">{{.Reason}}</span>{{end}}</td><td class="num">{{sec .Seconds}}</td></tr>
+<td>{{if .Call}}<code>{{short .Call.String}}</code>{{else}}<span class="reason">{{short .Reason}}</span>{{end}}</td><td class="num">{{sec .Seconds}}</td></tr>
 {{end}}</table>{{end}}
 <p class="sub">Recordings play back with <code>droidgo replay FILE.jsonl</code>.</p>
 </body></html>
