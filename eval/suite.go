@@ -16,7 +16,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/droidgo/droidgo/action"
@@ -325,19 +324,4 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// Names lists the task and case names of suites, sorted, for messages.
-func Names(suites []*Suite) []string {
-	var out []string
-	for _, s := range suites {
-		for _, t := range s.Tasks {
-			out = append(out, s.Name+"/"+t.Name)
-		}
-		for _, c := range s.Cases {
-			out = append(out, s.Name+"/"+c.Name)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
