@@ -243,15 +243,17 @@ func sourceRank(src string) int {
 // chooseModelFor opens a model file or a server, once, for every run.
 // Failing to open it means the evaluation cannot run: exit 1.
 func chooseModelFor(ctx context.Context, cfg *config.Config) (model.Backend, error) {
-	b, err := chooseModel(ctx, cfg)
-	if err != nil {
-		var ee *exitError
-		if errors.As(err, &ee) && ee.err != nil && !strings.Contains(ee.err.Error(), "give only one") {
-			return nil, ee.err // could not run
-		}
-		return nil, err
+	if cfg.Model != "" && cfg.Endpoint != "" && sourceRank(cfg.Sources["model"]) == sourceRank(cfg.Sources["endpoint"]) {
+		return nil, usageErr(fmt.Errorf("both a model (%s) and an endpoint (%s) are set by %s; give only one", cfg.Model, cfg.Endpoint, cfg.Sources["model"]))
 	}
-	return b, nil
+	b, err := chooseModel(ctx, cfg)
+	var ee *exitError
+	if errors.As(err, &ee) && ee.err != nil {
+		// chooseModel's errors are usage errors for droidgo run; here the
+		// flags were fine and the evaluation cannot run.
+		return nil, ee.err
+	}
+	return b, err
 }
 
 // newEvalProgress reports progress on w: one self-overwriting line on a
