@@ -553,3 +553,47 @@ func TestStoppedEvaluationKeepsItsResults(t *testing.T) {
 		}
 	}
 }
+
+func TestCompare(t *testing.T) {
+	a := &Results{Model: "a", Tasks: []TaskResult{
+		{Suite: "s", Name: "x", Repeat: 1, Success: true},
+		{Suite: "s", Name: "y", Repeat: 1, Success: false},
+		{Suite: "s", Name: "z", Repeat: 1, NotRun: true},
+		{Suite: "s", Name: "only-a", Repeat: 1, Success: true},
+	}, Decisions: []DecisionResult{
+		{Suite: "d", Name: "p", Repeat: 1, ToolCorrect: true, ActionCorrect: true},
+		{Suite: "d", Name: "q", Repeat: 1, ToolCorrect: true},
+	}}
+	b := &Results{Model: "b", Tasks: []TaskResult{
+		{Suite: "s", Name: "x", Repeat: 1, Success: false},
+		{Suite: "s", Name: "y", Repeat: 1, Success: false},
+		{Suite: "s", Name: "z", Repeat: 1, Success: true},
+	}, Decisions: []DecisionResult{
+		{Suite: "d", Name: "p", Repeat: 1},
+		{Suite: "d", Name: "q", Repeat: 1, ToolCorrect: true, ActionCorrect: true},
+	}}
+	a.Summary, b.Summary = Summarize(a), Summarize(b)
+	c := Compare(a, b)
+	// z is not run in A and only-a is missing in B: neither is paired.
+	if c.TaskTest != (PairedTest{Paired: 2, OnlyA: 1, OnlyB: 0, P: 1, Significant: false}) {
+		t.Errorf("task test %+v", c.TaskTest)
+	}
+	if c.DecisionTest.Paired != 2 || c.DecisionTest.OnlyA != 1 || c.DecisionTest.OnlyB != 1 || c.DecisionTest.P != 1 {
+		t.Errorf("decision test %+v", c.DecisionTest)
+	}
+	want := map[string][2]string{"x": {"success", "failure"}, "y": {"failure", "failure"}, "z": {"not run", "success"}, "only-a": {"success", ""},
+		"p": {"correct", "wrong tool"}, "q": {"wrong action", "correct"}}
+	for _, p := range append(c.Tasks, c.Decisions...) {
+		w := want[p.Name]
+		if p.A != w[0] || p.B != w[1] || p.Changed != (w[0] != w[1]) {
+			t.Errorf("%s: %q -> %q changed %v, want %q -> %q", p.Name, p.A, p.B, p.Changed, w[0], w[1])
+		}
+	}
+	var out strings.Builder
+	c.WriteText(&out)
+	for _, s := range []string{"s/x: success -> failure", "s/only-a: success -> -", "d/q: wrong action -> correct", "exact McNemar p = 1: could be chance"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("text lacks %q:\n%s", s, out.String())
+		}
+	}
+}
