@@ -56,9 +56,9 @@ summary), never by the model's claim. A decision suite asks for single steps on
 fixed screens and scores the tool and the full action against the accepted
 calls.
 
---suite is "tasks", "decisions" (the built-in suites) or a directory: one
-with cases.jsonl is a decision suite, else a task suite of scenario
-directories (NAME/scenario.json, with an optional apps/ beside them).
+--suite is "tasks", "decisions" (the built-in suites) or a directory of
+scenario directories (NAME/scenario.json, with an optional apps/ beside them)
+and/or a cases.jsonl of decision cases.
 
 --model script:PATH plays scripts: a file is replayed from its first turn for
 every task and case; a directory holds one script per task or case,
