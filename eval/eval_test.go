@@ -597,3 +597,21 @@ func TestCompare(t *testing.T) {
 		}
 	}
 }
+
+// A directory laid out like fixtures/ (scenarios/NAME beside apps/) loads
+// too.
+func TestLoadFixturesLayout(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "scenarios", "wifi2", "scenario.json"), `{"task":"Turn on Wi-Fi","apps":["launcher","settings","settingssearch","clock","chrome"],"state":{"wifi":"false"},"success":{"if":["wifi == true"]}}`)
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tasks) != 1 || s.Tasks[0].Name != "wifi2" || len(s.Broken) != 0 {
+		t.Fatalf("tasks %+v broken %+v", s.Tasks, s.Broken)
+	}
+	res := runSuites(t, []*Suite{s}, Options{Model: mustScripts(t, filepath.Join(scriptsDir, "wifi.txt")), Think: true})
+	if res.Summary.Tasks.Success != 1 {
+		t.Errorf("%+v", res.Tasks)
+	}
+}

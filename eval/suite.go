@@ -107,7 +107,12 @@ func Load(spec string) (*Suite, error) {
 	dir := os.DirFS(spec)
 	// A directory may hold both kinds: scenario directories and a
 	// cases.jsonl.
-	tasks, terr := loadTasks(name, spec, overlay{dir, fixtures.FS}, ".")
+	root := "."
+	if _, err := fs.Stat(dir, "scenarios"); err == nil {
+		// The layout of fixtures/ itself: scenarios/NAME beside apps/.
+		root = "scenarios"
+	}
+	tasks, terr := loadTasks(name, spec, overlay{dir, fixtures.FS}, root)
 	if _, err := fs.Stat(dir, "cases.jsonl"); err != nil {
 		return tasks, terr
 	}
