@@ -104,6 +104,9 @@ func Load(spec string) (*Suite, error) {
 		return nil, fmt.Errorf("suite %s: not a directory", spec)
 	}
 	name := filepath.Base(filepath.Clean(spec))
+	if abs, err := filepath.Abs(spec); err == nil {
+		name = filepath.Base(abs) // "." names the directory too
+	}
 	dir := os.DirFS(spec)
 	// A directory may hold both kinds: scenario directories and a
 	// cases.jsonl.
