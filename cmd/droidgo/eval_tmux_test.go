@@ -44,8 +44,12 @@ func TestEvalProgressOnTerminal(t *testing.T) {
 		return string(out)
 	}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-S", socket, "kill-server").Run() })
+	// An empty settings file, so the developer's own settings stay out.
+	if err := os.WriteFile(filepath.Join(dir, "empty.toml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := fmt.Sprintf("DROIDGO_CONFIG=%s %s eval --suite tasks --filter '^tasks/(wifi|dnd|flashlight|airplane-on)$' --model 'script:%s?pace=20ms' > %s; echo EXIT=$?; sleep 60",
-		filepath.Join(dir, "none.toml"), bin, scripts, filepath.Join(dir, "out.txt"))
+		filepath.Join(dir, "empty.toml"), bin, scripts, filepath.Join(dir, "out.txt"))
 	tmux("new-session", "-d", "-s", "eval", "-x", "120", "-y", "20", cmd)
 	var screen string
 	sawRunning := false
