@@ -104,6 +104,11 @@ type Config struct {
 	// means never.
 	StreamRetries int
 	StreamBackoff time.Duration
+	// Previous lists steps taken before this run, one line each as the
+	// prompt shows them (`open_app(name="Settings") -> screen changed`),
+	// so a run can start in the middle of a task, as a benchmark's
+	// single-decision case does.
+	Previous []string
 
 	// Now and Sleep replace the clock in tests. Sleep must return early
 	// with ctx.Err() when ctx ends.

@@ -18,6 +18,10 @@ import (
 func Run(ctx context.Context, cfg Config) Result {
 	cfg.setDefaults()
 	r := &runner{cfg: cfg, prog: newProgress()}
+	for _, line := range cfg.Previous {
+		r.before++
+		r.addHistory(line)
+	}
 	return r.run(ctx)
 }
 
@@ -36,6 +40,7 @@ type runner struct {
 	prog    *progress
 
 	failed int // steps in a row that ended without an executed action
+	before int // steps taken before this run (Config.Previous)
 }
 
 // stopErr ends a run with a reason.
@@ -256,7 +261,7 @@ func (r *runner) addHistory(line string) {
 	if rs := []rune(line); len(rs) > maxHistoryLine {
 		line = string(rs[:maxHistoryLine-1]) + "…"
 	}
-	r.history = append(r.history, fmt.Sprintf("step %d: %s", r.step, line))
+	r.history = append(r.history, fmt.Sprintf("step %d: %s", r.before+r.step, line))
 }
 
 // Steps says n steps in English: "1 step", "5 steps". Every printer of

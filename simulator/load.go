@@ -37,6 +37,25 @@ type scenarioJSON struct {
 	Width       int                            `json:"width"`
 	Height      int                            `json:"height"`
 	Success     *successJSON                   `json:"success"`
+	Eval        *Meta                          `json:"eval"`
+}
+
+// Meta is what a benchmark needs to know about a scenario beyond its
+// success predicate (the "eval" object of scenario.json). The simulator
+// only checks it; droidgo eval uses it.
+type Meta struct {
+	// App names the app the task is about, for reports ("Settings").
+	App string `json:"app,omitempty"`
+	// Difficulty is "easy", "medium" or "hard".
+	Difficulty string `json:"difficulty,omitempty"`
+	// HumanSteps is how many actions a person needs.
+	HumanSteps int `json:"human_steps,omitempty"`
+	// Answer lists what the summary of task_complete must contain
+	// (ignoring case), for tasks whose result is information.
+	Answer []string `json:"answer,omitempty"`
+	// Infeasible marks a task that cannot be done on this phone: the
+	// right move is to stop and say so.
+	Infeasible bool `json:"infeasible,omitempty"`
 }
 
 type successJSON struct {
@@ -147,6 +166,7 @@ type handler struct {
 
 type scenario struct {
 	info      Info
+	meta      Meta
 	apps      []*appDef
 	home      *appDef
 	start     *screenDef
@@ -303,6 +323,12 @@ func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 	}
 	if strings.TrimSpace(sj.Task) == "" {
 		return nil, fmt.Errorf("%s: no task", file)
+	}
+	if sj.Eval != nil {
+		if err := checkMeta(sj.Eval); err != nil {
+			return nil, fmt.Errorf("%s: eval: %w", file, err)
+		}
+		sc.meta = *sj.Eval
 	}
 	if len(sj.Apps) == 0 {
 		return nil, fmt.Errorf("%s: no apps", file)
@@ -902,4 +928,21 @@ func (l *loader) screenRef(ref string, from *appDef) (*screenDef, error) {
 		return nil, fmt.Errorf("unknown target %q: app %q has no screen %q", ref, a.name, id)
 	}
 	return s, nil
+}
+
+func checkMeta(m *Meta) error {
+	switch m.Difficulty {
+	case "", "easy", "medium", "hard":
+	default:
+		return fmt.Errorf("difficulty %q is not easy, medium or hard", m.Difficulty)
+	}
+	if m.HumanSteps < 0 {
+		return fmt.Errorf("human_steps must not be negative, not %d", m.HumanSteps)
+	}
+	for _, a := range m.Answer {
+		if strings.TrimSpace(a) == "" {
+			return errors.New("an answer is empty")
+		}
+	}
+	return nil
 }
