@@ -345,7 +345,6 @@ func amxLevel(below table) (level, error) {
 	t.q5kmm = q5kAMX
 	t.q6kmm, t.q6kx8mm = q6kAMX, q6kx8AMX
 	t.bf16mm = bf16AMX
-	attn512(&t)
 	return level{name: "amx", tab: t}, nil
 }
 
@@ -751,31 +750,6 @@ func q5kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo in
 	}, rb)
 }
 
-//go:noescape
-func dotRows512(q, k *float32, stride, n, d int, out *float32)
-
-//go:noescape
-func axpyRows512(p, v *float32, stride, n, d int, o *float32)
-
-// attn512 puts the AVX-512 attention helpers into t for row lengths that
-// are multiples of 16 (the AVX2 ones of below stay for the others).
-func attn512(t *table) {
-	dot2, axpy2 := t.dotRows, t.axpyRows
-	t.dotRows = func(q, k []float32, stride int, out []float32) {
-		if len(q)%16 != 0 {
-			dot2(q, k, stride, out)
-			return
-		}
-		dotRows512(&q[0], &k[0], stride, len(out), len(q), &out[0])
-	}
-	t.axpyRows = func(p, v []float32, stride int, o []float32) {
-		if len(o)%16 != 0 {
-			axpy2(p, v, stride, o)
-			return
-		}
-		axpyRows512(&p[0], &v[0], stride, len(p), len(o), &o[0])
-	}
-}
 
 //go:noescape
 func amxOne(op int, c *int32, a, b *byte, cfg *tileCfg)
