@@ -750,7 +750,6 @@ func q5kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo in
 	}, rb)
 }
 
-
 //go:noescape
 func amxOne(op int, c *int32, a, b *byte, cfg *tileCfg)
 
