@@ -32,7 +32,9 @@ type Sampling struct {
 	Temperature float64 `json:"temperature"`
 	TopP        float64 `json:"top_p"`
 	TopK        int     `json:"top_k"`
-	Seed        uint64  `json:"seed"`
+	// MinP drops tokens less probable than MinP times the best one.
+	MinP float64 `json:"min_p,omitempty"`
+	Seed uint64  `json:"seed"`
 }
 
 // ChatRequest is one assistant turn to generate.
