@@ -73,6 +73,20 @@ type Stats struct {
 	GeneratedTokens int           `json:"generated_tokens"`
 	Prefill         time.Duration `json:"prefill_ns"`
 	Decode          time.Duration `json:"decode_ns"`
+	// DiskTokens are the cached tokens loaded from a prompt cache on disk
+	// (part of CachedTokens).
+	DiskTokens int `json:"disk_tokens,omitempty"`
+	// ThinkTokens are the generated tokens of the reasoning, ForcedTokens
+	// the answer tokens the constraint dictated (appended in batches,
+	// never sampled); the rest of GeneratedTokens was sampled.
+	ThinkTokens  int `json:"think_tokens,omitempty"`
+	ForcedTokens int `json:"forced_tokens,omitempty"`
+	// Think and Answer split Decode between the phases; Forward is the
+	// part of Decode spent in the engine's forward passes (the rest is
+	// sampling, the constraint and detokenizing).
+	Think   time.Duration `json:"think_ns,omitempty"`
+	Answer  time.Duration `json:"answer_ns,omitempty"`
+	Forward time.Duration `json:"forward_ns,omitempty"`
 }
 
 // DecodeRate returns generated tokens per second, or 0 when unknown.

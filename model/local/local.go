@@ -65,6 +65,10 @@ type Options struct {
 	// Repack interleaves the Q4_K and Q6_K weights in the background after
 	// loading (spark.Model.StartRepack), where this CPU has kernels for it.
 	Repack bool
+	// Unbatched turns off the batching of dictated answer tokens: every
+	// answer token is then chosen and evaluated on its own, as before
+	// (a measuring aid for `droidgo bench agent`).
+	Unbatched bool
 }
 
 // Backend runs one Spark model in-process. It implements model.Backend.
