@@ -223,6 +223,9 @@ func (b *Backend) Name() string { return b.name }
 // it from loading (e.g. an unofficial chat template).
 func (b *Backend) Warnings() []string { return append([]string(nil), b.warnings...) }
 
+// Threads returns the number of threads the engine computes with.
+func (b *Backend) Threads() int { return b.eng.Threads() }
+
 // Tokenizer returns the model's tokenizer.
 func (b *Backend) Tokenizer() *tokenizer.Tokenizer { return b.tok }
 
