@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -63,6 +64,7 @@ func newBenchAgentCmd(g *globals) *cobra.Command {
 		sim, modelPath        string
 		steps, threads        int
 		cold, asJSON, unbatch bool
+		profile               string
 	)
 	c := &cobra.Command{
 		Use:   "agent [--sim SCENARIO] [--model FILE] [--steps N] [--threads N] [--cold] [--json]",
@@ -159,6 +161,17 @@ tokens. Sampling is the agent's (temperature 1, top-p 0.95).
 			if budget > 0 {
 				lc.MaxTokens = budget + 512
 			}
+			if profile != "" {
+				pf, err := os.Create(profile)
+				if err != nil {
+					return err
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
 			res := loop.Run(ctx, lc)
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -198,6 +211,8 @@ tokens. Sampling is the agent's (temperature 1, top-p 0.95).
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.BoolVar(&unbatch, "unbatched", false, "evaluate forced answer tokens one by one (for before/after measurements)")
 	_ = f.MarkHidden("unbatched")
+	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to this `FILE`")
+	_ = f.MarkHidden("cpuprofile")
 	return c
 }
 

@@ -64,8 +64,9 @@ type Options struct {
 	MaxContext int
 	// Batch is the engine's prefill chunk (0: the engine's default).
 	Batch int
-	// Repack interleaves the Q4_K and Q6_K weights in the background after
-	// loading (spark.Model.StartRepack), where this CPU has kernels for it.
+	// Repack interleaves the Q4_K and Q6_K weights in the background
+	// (spark.Model.StartRepack), where this CPU has kernels for it,
+	// starting once the first prompt is prefilled.
 	Repack bool
 	// Unbatched turns off the batching of dictated answer tokens: every
 	// answer token is then chosen and evaluated on its own, as before
@@ -107,6 +108,7 @@ type Backend struct {
 	cache    *kvcache.Cache
 	identity []byte // the model file's, for prompt cache keys
 	snap     *spark.State
+	repack   bool // the background repack is still to be started
 
 	busy chan struct{}
 	// closed is set by Close; guarded by busy.
@@ -129,12 +131,10 @@ func Open(path string, opts Options) (*Backend, error) {
 		m.Close()
 		return nil, err
 	}
-	if opts.Repack {
-		if _, err := m.StartRepack(); err != nil {
-			// The model works as loaded; only the speed-up is lost.
-			b.warnings = append(b.warnings, fmt.Sprintf("weights not repacked: %v", err))
-		}
-	}
+	// The repack starts after the first prompt is prefilled (start), so
+	// that it does not compete with the prefill for the cores: the time
+	// to the first token is what a person waits for.
+	b.repack = opts.Repack
 	return b, nil
 }
 
@@ -355,6 +355,13 @@ func (b *Backend) start(ctx context.Context, req model.ChatRequest, release func
 	}
 	s.logits = logits
 	s.feed = -1
+	if b.repack {
+		b.repack = false
+		if _, err := b.m.StartRepack(); err != nil {
+			// The model works as loaded; only the speed-up is lost.
+			b.warn(fmt.Sprintf("weights not repacked: %v", err))
+		}
+	}
 	return s, nil
 }
 

@@ -114,7 +114,9 @@ type engine struct {
 	scores [][]float32
 	rowbuf [][]float32
 	q16    [][]float32 // a query rounded to f16
-	part   [][]float32 // one dot product
+	part   [][]float32 // one output element of each query head of a group
+	gsc    [][]float32 // f16 attention: scores of a group of query heads
+	gpb    [][]float32 // f16 attention: their weights over one run
 	runs   [][2]kvRun
 	rowb   []byte // the embedding row of a repacked Embed
 	kicked bool   // this engine has let the model's background repack start
@@ -173,12 +175,17 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 	e.rowbuf = make([][]float32, p.threads)
 	e.q16 = make([][]float32, p.threads)
 	e.part = make([][]float32, p.threads)
+	e.gsc = make([][]float32, p.threads)
+	e.gpb = make([][]float32, p.threads)
 	e.runs = make([][2]kvRun, p.threads)
 	for i := range e.scores {
 		e.scores[i] = make([]float32, min(e.maxCtx, 4096))
 		e.rowbuf[i] = make([]float32, width)
-		e.q16[i] = make([]float32, c.HeadDim)
-		e.part[i] = make([]float32, 1)
+		g := max(1, c.Heads/max(1, c.KVHeads))
+		e.q16[i] = make([]float32, g*c.HeadDim)
+		e.part[i] = make([]float32, g)
+		e.gsc[i] = make([]float32, g*min(e.maxCtx, 4096))
+		e.gpb[i] = make([]float32, len(e.gsc[i]))
 	}
 	E := &Engine{e}
 	runtime.AddCleanup(E, func(p *pool) { p.stop() }, p)
@@ -460,7 +467,11 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 				e.inAtt.alloc(k)
 			}
 		}
-		e.dispatch(stepAttn, B*c.Heads)
+		if e.opts.KV == KVF16 {
+			e.dispatch(stepAttn, B*c.KVHeads)
+		} else {
+			e.dispatch(stepAttn, B*c.Heads)
+		}
 		if e.attKind != actF32 {
 			e.inAtt.have[e.attKind] = true
 		} else if !float {
@@ -595,13 +606,24 @@ func (e *engine) doAttn(w, task int) {
 		first = max(0, pos-c.Window+1)
 	}
 	n := pos - first + 1
-	q := e.qkv[t*rows+h*hd : t*rows+(h+1)*hd]
-	o := e.att[t*QD+h*hd : t*QD+(h+1)*hd]
 	if e.opts.KV == KVF16 {
-		e.attendF16(w, kv, h/(c.Heads/c.KVHeads), first, pos, q, o)
-		e.gateHead(t, h, o)
+		// task is (token, KV head): the query heads sharing it go
+		// together.
+		t, kh := task/c.KVHeads, task%c.KVHeads
+		pos := e.p0 + t
+		first := 0
+		if kv.sliding {
+			first = max(0, pos-c.Window+1)
+		}
+		e.attendF16(w, kv, kh, t, first, pos)
+		g := c.Heads / c.KVHeads
+		for h := kh * g; h < (kh+1)*g; h++ {
+			e.gateHead(t, h, e.att[t*QD+h*hd:t*QD+(h+1)*hd])
+		}
 		return
 	}
+	q := e.qkv[t*rows+h*hd : t*rows+(h+1)*hd]
+	o := e.att[t*QD+h*hd : t*QD+(h+1)*hd]
 	sc := e.scores[w][:n]
 	kh := (h / (c.Heads / c.KVHeads)) * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))

@@ -105,16 +105,26 @@ func (e *engine) storeF16(kv *layerKV, s, h int, val bool, x []float32) {
 // span at slots s.., n of them.
 type kvRun struct{ j, s, n int }
 
-// attendF16 computes one query head over positions first..pos of an f16
-// cache into o: scores by MatVecF16 over runs of contiguous slots, softmax,
-// then the weighted sum of values row by row of the transposed values.
-func (e *engine) attendF16(w int, kv *layerKV, kh, first, pos int, q, o []float32) {
-	hd := e.c.HeadDim
+// attendF16 computes the g query heads that share KV head kh, for token t
+// over positions first..pos of an f16 cache: the scores of all g queries
+// against each run of contiguous key slots in one MatMulF16 (which converts
+// every key once for 4 queries), softmax, then each output element as the
+// dot product of the g weight vectors with one row of the transposed
+// values, again one MatMulF16 per row and run.
+func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
+	c := &e.c
+	hd, rows, QD := c.HeadDim, c.QKVRows(), c.QDim()
+	g := c.Heads / c.KVHeads
 	n := pos - first + 1
-	sc := e.scores[w][:n]
-	q16 := e.q16[w][:hd]
-	copy(q16, q)
-	quant.RoundF16(q16)
+	if need := g * n; len(e.gsc[w]) < need {
+		e.gsc[w] = make([]float32, max(need, 2*len(e.gsc[w])))
+		e.gpb[w] = make([]float32, len(e.gsc[w]))
+	}
+	sc := e.gsc[w][:g*n] // [head][position]
+	q := e.q16[w][:g*hd]
+	h0 := kh * g
+	copy(q, e.qkv[t*rows+h0*hd:t*rows+(h0+g)*hd])
+	quant.RoundF16(q)
 	// Runs of slots: a ring wraps at most once over a window.
 	runs := &e.runs[w]
 	nr := 0
@@ -128,36 +138,46 @@ func (e *engine) attendF16(w int, kv *layerKV, kh, first, pos int, q, o []float3
 		nr++
 		j += m
 	}
+	base := kh * kv.cap
 	for _, r := range runs[:nr] {
-		base := kh * kv.cap
-		kernels.MatVecF16(kv.k16[(base+r.s)*hd*2:(base+r.s+r.n)*hd*2], r.n, q16, sc[r.j:r.j+r.n])
+		kernels.MatMulF16(kv.k16[(base+r.s)*hd*2:(base+r.s+r.n)*hd*2], r.n, q, g, sc[r.j:], n)
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	mx := float32(math.Inf(-1))
-	for j := range sc {
-		sc[j] *= scale
-		mx = max(mx, sc[j])
-	}
-	var sum float64
-	for j, v := range sc {
-		p := float32(math.Exp(float64(v - mx)))
-		sc[j] = p
-		sum += float64(p)
-	}
-	inv := float32(1 / sum)
-	for j := range sc {
-		sc[j] *= inv
+	for h := range g {
+		row := sc[h*n : (h+1)*n]
+		mx := float32(math.Inf(-1))
+		for j := range row {
+			row[j] *= scale
+			mx = max(mx, row[j])
+		}
+		var sum float64
+		for j, v := range row {
+			p := float32(math.Exp(float64(v - mx)))
+			row[j] = p
+			sum += float64(p)
+		}
+		inv := float32(1 / sum)
+		for j := range row {
+			row[j] *= inv
+		}
 	}
 	quant.RoundF16(sc)
-	part := e.part[w][:1]
-	for d := range o {
-		row := (kh*hd + d) * kv.cap
-		var acc float32
-		for _, r := range runs[:nr] {
-			kernels.MatVecF16(kv.v16[(row+r.s)*2:(row+r.s+r.n)*2], 1, sc[r.j:r.j+r.n], part)
-			acc += part[0]
+	out := e.att[t*QD+h0*hd : t*QD+(h0+g)*hd] // g heads' outputs, hd apart
+	clear(out)
+	part := e.part[w][:g]
+	for _, r := range runs[:nr] {
+		// The g weight vectors of the run, contiguous.
+		pb := e.gpb[w][:g*r.n]
+		for h := range g {
+			copy(pb[h*r.n:(h+1)*r.n], sc[h*n+r.j:h*n+r.j+r.n])
 		}
-		o[d] = acc
+		for d := range hd {
+			row := (kh*hd + d) * kv.cap
+			kernels.MatMulF16(kv.v16[(row+r.s)*2:(row+r.s+r.n)*2], 1, pb, g, part, 1)
+			for h, v := range part {
+				out[h*hd+d] += v
+			}
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package spark
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -107,4 +108,67 @@ func FuzzDecodeState(f *testing.F) {
 		e2, _ := NewEngine(m, Options{})
 		_ = e2.Restore(st)
 	})
+}
+
+// attnEngine is an engine with just what attention reads: the 1.7B's
+// shape, one full-attention layer holding n positions of random keys and
+// values, one token's queries.
+func attnEngine(b *testing.B, kv KVType, n int) *engine {
+	c, _ := Preset("1.7b")
+	e := &engine{c: c, opts: Options{KV: kv}, ring: c.Window + 256, maxCtx: 1 << 20}
+	e.kv = make([]layerKV, 1)
+	e.c.Sliding = []bool{false}
+	e.ensureKV(0, n)
+	rng := randomTokens(n*c.KVDim()*2, 1000, 9)
+	val := func(i int) float32 { return float32(rng[i%len(rng)]-500) / 500 }
+	x := make([]float32, c.HeadDim)
+	for p := range n {
+		for h := range c.KVHeads {
+			for i := range x {
+				x[i] = val(p*7 + h*13 + i)
+			}
+			if kv == KVF16 {
+				e.storeF16(&e.kv[0], p, h, false, x)
+				e.storeF16(&e.kv[0], p, h, true, x)
+			} else {
+				copy(e.kv[0].k[p*c.KVDim()+h*c.HeadDim:], x)
+				copy(e.kv[0].v[p*c.KVDim()+h*c.HeadDim:], x)
+			}
+		}
+	}
+	e.qkv = make([]float32, c.QKVRows())
+	for i := range e.qkv {
+		e.qkv[i] = val(i)
+	}
+	e.att = make([]float32, c.QDim())
+	e.gate = make([]float32, c.Heads)
+	g := c.Heads / c.KVHeads
+	e.scores = [][]float32{make([]float32, n)}
+	e.q16 = [][]float32{make([]float32, g*c.HeadDim)}
+	e.part = [][]float32{make([]float32, g)}
+	e.gsc = [][]float32{make([]float32, g*n)}
+	e.gpb = [][]float32{make([]float32, g*n)}
+	e.runs = make([][2]kvRun, 1)
+	e.b, e.p0 = 1, n-1
+	return e
+}
+
+// One token's attention over n positions of one full layer, all heads.
+func BenchmarkAttention(b *testing.B) {
+	for _, n := range []int{512, 2048} {
+		for _, kv := range []KVType{KVF32, KVF16} {
+			b.Run(fmt.Sprintf("%s/n=%d", kv, n), func(b *testing.B) {
+				e := attnEngine(b, kv, n)
+				tasks := e.c.Heads
+				if kv == KVF16 {
+					tasks = e.c.KVHeads
+				}
+				for b.Loop() {
+					for task := range tasks {
+						e.doAttn(0, task)
+					}
+				}
+			})
+		}
+	}
 }
