@@ -76,11 +76,14 @@ func (b *Backend) resume(ctx context.Context, prefix []int, kept int) (held, cac
 		}
 	}
 	kept = b.eng.Truncate(kept)
+	numerics := b.eng.Numerics()
 	if err := b.eng.Prefill(ctx, prefix[kept:]); err != nil {
 		return 0, 0, 0, err
 	}
 	b.snap = b.eng.Save()
-	if key != "" {
+	// A prefill during which repacked weights were installed mixed two
+	// layouts: its state matches neither key, and is kept in memory only.
+	if key != "" && b.eng.Numerics() == numerics {
 		meta := kvcache.Meta{Model: filepath.Base(b.path), Tokens: len(prefix), KV: b.eng.KV().String(), Created: time.Now().UTC()}
 		if err := b.cache.Store(key, meta, b.snap.Encode()); err != nil {
 			b.warn(err.Error())

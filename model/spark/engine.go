@@ -220,8 +220,31 @@ func (e *Engine) KV() KVType { return e.opts.KV }
 
 // Numerics describes everything about the engine besides the model that
 // changes the numbers it computes, for keys of cached results.
+// The weights' layout is part of it: the interleaved kernels of a repacked
+// model sum in another order than the file layout's. It is only stable
+// between Evals (each Eval may install repacked matrices first).
 func (e *Engine) Numerics() string {
-	return fmt.Sprintf("kv=%s gelu=%s float=%v batch=%d isa=%s", e.opts.KV, e.opts.GELU, e.opts.FloatActivations, e.opts.Batch, kernels.ISA())
+	layout := "file"
+	if e.interleaved() {
+		layout = "x8"
+	}
+	return fmt.Sprintf("kv=%s gelu=%s float=%v batch=%d isa=%s layout=%s", e.opts.KV, e.opts.GELU, e.opts.FloatActivations, e.opts.Batch, kernels.ISA(), layout)
+}
+
+// interleaved reports whether any weight is in the interleaved layout.
+func (e *engine) interleaved() bool {
+	if e.m.Output.x8 {
+		return true
+	}
+	for i := range e.m.Layers {
+		L := &e.m.Layers[i]
+		for _, w := range []*Weight{&L.QKV, &L.Gate, &L.Out, &L.FFNGate, &L.FFNUp, &L.FFNDown} {
+			if w.x8 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // canKeep reports whether the first n cached positions can be kept without
