@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/droidgo/droidgo/action"
 )
@@ -42,52 +41,60 @@ func answerPlan(tb testing.TB, b *Backend, answer string, valid []int) [][]int {
 
 // The answer phase of one tap call, the same tokens both ways: one forward
 // pass per token (before) or one per chosen token with the dictated ones
-// batched in (now), alternated, from the same restored prompt state.
-// DROIDGO_BENCH_MODEL names the model (e.g. the full-size random 1.7B);
-// without it the test is skipped.
-func TestAnswerPhaseTiming(t *testing.T) {
+// batched in (now), from the same restored prompt state. DROIDGO_BENCH_MODEL
+// names the model (e.g. the full-size random 1.7B); without it the
+// benchmark is skipped. Run with -benchtime=2x -count=2 to alternate.
+func BenchmarkAnswerPhase(b *testing.B) {
 	path := os.Getenv("DROIDGO_BENCH_MODEL")
 	if path == "" {
-		t.Skip("DROIDGO_BENCH_MODEL not set")
+		b.Skip("DROIDGO_BENCH_MODEL not set")
 	}
-	b := open(t, path, Options{Threads: 2})
-	req := agentRequest(nil, false)
-	text, err := b.render(req)
+	be, err := Open(path, Options{Threads: 2})
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
+	}
+	defer be.Close()
+	text, err := be.render(agentRequest(nil, false))
+	if err != nil {
+		b.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := b.eng.Prefill(ctx, b.tok.Encode(text, true)); err != nil {
-		t.Fatal(err)
+	if err := be.eng.Prefill(ctx, be.tok.Encode(text, true)); err != nil {
+		b.Fatal(err)
 	}
-	start := b.eng.Save()
-	plan := answerPlan(t, b, "<tool_call>tap<arg_key>index</arg_key><arg_value>2</arg_value></tool_call>", []int{0, 1, 2})
+	start := be.eng.Save()
+	plan := answerPlan(b, be, "<tool_call>tap<arg_key>index</arg_key><arg_value>2</arg_value></tool_call>", []int{0, 1, 2})
 	n := 0
 	for _, g := range plan {
 		n += len(g)
 	}
-	run := func(batched bool) time.Duration {
-		if err := b.eng.Restore(start); err != nil {
-			t.Fatal(err)
+	b.Logf("%d answer tokens in %d passes", n, len(plan))
+	for _, batched := range []bool{false, true} {
+		name := "one-by-one"
+		if batched {
+			name = "batched"
 		}
-		t0 := time.Now()
-		for _, g := range plan {
-			if batched {
-				if _, err := b.eng.Eval(ctx, g, 0); err != nil {
-					t.Fatal(err)
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				if err := be.eng.Restore(start); err != nil {
+					b.Fatal(err)
 				}
-				continue
-			}
-			for _, id := range g {
-				if _, err := b.eng.Eval(ctx, []int{id}, 0); err != nil {
-					t.Fatal(err)
+				b.StartTimer()
+				for _, g := range plan {
+					if batched {
+						if _, err := be.eng.Eval(ctx, g, 0); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					for _, id := range g {
+						if _, err := be.eng.Eval(ctx, []int{id}, 0); err != nil {
+							b.Fatal(err)
+						}
+					}
 				}
 			}
-		}
-		return time.Since(t0)
-	}
-	for round := range 2 {
-		one, batch := run(false), run(true)
-		t.Logf("round %d: %d answer tokens in %d passes: one by one %.2f s, batched %.2f s (%.1fx)", round+1, n, len(plan), one.Seconds(), batch.Seconds(), one.Seconds()/batch.Seconds())
+		})
 	}
 }
