@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,8 @@ type modelInfoJSON struct {
 	Tensors      []modelTensorJSON `json:"tensors"`
 	Ctx          int               `json:"ctx"`
 	KVBytes      int64             `json:"kv_cache_bytes"`
+	KVType       string            `json:"kv_type"`
+	KVByType     map[string]int64  `json:"kv_cache_bytes_by_type"`
 	ScratchBytes int64             `json:"scratch_bytes"`
 	MemoryBytes  int64             `json:"memory_estimate_bytes"`
 }
@@ -79,6 +82,11 @@ func newModelInfoCmd(g *globals) *cobra.Command {
 				info.Tensors = append(info.Tensors, modelTensorJSON{t.Name, t.Type.String(), t.Dims, t.Bytes})
 			}
 			info.KVBytes = cfg.KVBytes(ctxLen)
+			info.KVType = spark.KVF16.String()
+			info.KVByType = map[string]int64{}
+			for _, t := range []spark.KVType{spark.KVF16, spark.KVF32} {
+				info.KVByType[t.String()] = cfg.KVBytesOf(ctxLen, t)
+			}
 			info.ScratchBytes = spark.ScratchBytes(cfg, 64)
 			info.MemoryBytes = info.WeightBytes + info.KVBytes + info.ScratchBytes
 			if asJSON {
@@ -100,8 +108,13 @@ func newModelInfoCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(w, " %s x%d", t, info.TensorTypes[t])
 			}
 			fmt.Fprintln(w)
-			fmt.Fprintf(w, "memory at context %d: weights %s (mapped) + KV cache %s + scratch %s = %s\n",
+			fmt.Fprintf(w, "memory at context %d: weights %s (mapped) + KV cache %s (f16) + scratch %s = %s\n",
 				ctxLen, modelHuman(info.WeightBytes), modelHuman(info.KVBytes), modelHuman(info.ScratchBytes), modelHuman(info.MemoryBytes))
+			var per []string
+			for _, n := range []int{2048, 4096, 8192, 32768} {
+				per = append(per, fmt.Sprintf("%d: f16 %s, f32 %s", n, modelHuman(cfg.KVBytesOf(n, spark.KVF16)), modelHuman(cfg.KVBytesOf(n, spark.KVF32))))
+			}
+			fmt.Fprintf(w, "KV cache by context: %s\n", strings.Join(per, "; "))
 			return nil
 		},
 	}

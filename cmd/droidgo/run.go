@@ -47,20 +47,21 @@ var testClock struct {
 type runOptions struct {
 	g *globals
 
-	task        string
-	sim         string
-	device      string
-	model       string
-	endpoint    string
-	modelName   string
-	maxSteps    int
-	noThink     bool
-	thinkBudget int
-	record      string
-	json        bool
-	noTUI       bool
-	step        bool
-	sensitive   []string
+	task          string
+	sim           string
+	device        string
+	model         string
+	endpoint      string
+	modelName     string
+	maxSteps      int
+	noThink       bool
+	noPromptCache bool
+	thinkBudget   int
+	record        string
+	json          bool
+	noTUI         bool
+	step          bool
+	sensitive     []string
 
 	// set records which flags were given, so they override the
 	// configuration file and the environment.
@@ -112,6 +113,7 @@ usage or configuration error.`,
 	f.StringVar(&o.modelName, "model-name", "", "the model's `NAME` on the --endpoint server (default: the only one it serves; several is an error)")
 	f.IntVar(&o.maxSteps, "max-steps", loop.DefaultMaxSteps, "step budget")
 	f.BoolVar(&o.noThink, "no-think", false, "turn the model's reasoning off")
+	f.BoolVar(&o.noPromptCache, "no-prompt-cache", false, "neither load nor save the fixed prompt prefix's KV state on disk (setting prompt_cache)")
 	f.IntVar(&o.thinkBudget, "think-budget", 1024, "reasoning tokens per step before the reasoning is closed (0: no limit)")
 	f.StringVar(&o.record, "record", "", "record the run to `FILE.jsonl` for 'droidgo replay'")
 	f.BoolVar(&o.json, "json", false, "print one JSON event per line")
@@ -139,6 +141,7 @@ func (o *runOptions) settings() (*config.Config, error) {
 		{"think", "no-think", fmt.Sprint(!o.noThink)},
 		{"think_budget", "think-budget", fmt.Sprint(o.thinkBudget)},
 		{"sensitive", "sensitive", strings.Join(o.sensitive, ",")},
+		{"prompt_cache", "no-prompt-cache", fmt.Sprint(!o.noPromptCache)},
 	}
 	for _, fl := range flags {
 		if o.set[fl.flag] {
@@ -292,7 +295,7 @@ func runRun(o *runOptions) error {
 	if task == "" {
 		return usageErr(errors.New("no task given; say what to do, e.g. droidgo run \"Turn on Wi-Fi\""))
 	}
-	backend, err := chooseModel(ctx, cfg)
+	backend, err := chooseModel(withSettings(ctx, cfg), cfg)
 	if err != nil {
 		return err
 	}

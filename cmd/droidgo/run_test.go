@@ -116,6 +116,8 @@ func hermetic(t *testing.T) {
 	t.Setenv("DROIDGO_CONFIG", empty)
 	// A model pulled on the developer's machine must not be picked up.
 	t.Setenv("DROIDGO_CACHE", t.TempDir())
+	// Nor its prompt cache, and nothing is written to it.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 }
 
 func droidgo(t *testing.T, ctx context.Context, args ...string) result {
