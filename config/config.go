@@ -28,6 +28,8 @@ type Settings struct {
 	Threads     int      // engine threads; 0 = physical cores
 	Repack      bool     // interleave K-quant weights in the background after loading
 	Constrain   bool     // constrained answers in the in-process engine
+	PromptCache bool     // keep the fixed prompt prefix's KV state on disk
+	KVType      string   // KV cache element type of the in-process engine: f16 or f32
 	Sensitive   []string // labels whose taps always wait for approval
 }
 
@@ -39,6 +41,20 @@ type Key struct {
 	Default string
 	Help    string
 	field   func(*Settings) any
+}
+
+// MaxThreads bounds the threads setting and every --threads flag: each
+// engine thread is an OS thread locked to its goroutine, and the engine
+// refuses more (spark.MaxThreads, which a test keeps equal).
+const MaxThreads = 256
+
+// limits are the ranges of the int settings that have one (others only
+// must not be negative). Every source (file, environment, flag) is checked
+// against them when it is read, so `droidgo config` refuses what a run
+// would.
+var limits = map[string]struct{ min, max int }{
+	"max_steps": {1, 0},
+	"threads":   {0, MaxThreads},
 }
 
 // Keys lists every setting, in the order `droidgo config` shows them.
@@ -53,6 +69,8 @@ var Keys = []Key{
 	{"threads", "DROIDGO_THREADS", "int", "0", "threads of the in-process engine (0 = physical cores)", func(s *Settings) any { return &s.Threads }},
 	{"repack", "DROIDGO_REPACK", "bool", "true", "interleave the model's Q4_K/Q6_K weights in the background after loading, for faster decoding (false: keep the file's layout)", func(s *Settings) any { return &s.Repack }},
 	{"constrain", "DROIDGO_CONSTRAIN", "bool", "true", "limit the in-process model's answers to valid tool calls", func(s *Settings) any { return &s.Constrain }},
+	{"prompt_cache", "DROIDGO_PROMPT_CACHE", "bool", "true", "keep the KV state of the fixed prompt prefix (system prompt and tools) in $XDG_CACHE_HOME/droidgo/kv and load it in the next run instead of recomputing it", func(s *Settings) any { return &s.PromptCache }},
+	{"kv_type", "DROIDGO_KV_TYPE", "string", "f16", "KV cache type of the in-process engine: f16 (half the memory, llama.cpp's default) or f32", func(s *Settings) any { return &s.KVType }},
 	{"sensitive", "DROIDGO_SENSITIVE", "list", "Pay,Buy,Send,Delete", "labels whose taps always wait for approval (comma-separated in the environment)", func(s *Settings) any { return &s.Sensitive }},
 }
 
@@ -85,7 +103,7 @@ func Path(getenv func(string) string) string {
 
 // Load builds the configuration from defaults, the file and the
 // environment. getenv is os.Getenv outside tests. A missing file is not an
-// error; a malformed one is, with its line.
+// error, unless DROIDGO_CONFIG names it; a malformed one is, with its line.
 func Load(getenv func(string) string) (*Config, error) {
 	c := &Config{Path: Path(getenv), Sources: map[string]string{}}
 	for _, k := range Keys {
@@ -93,7 +111,7 @@ func Load(getenv func(string) string) (*Config, error) {
 			panic("config: bad default for " + k.Name) // a programming error, caught by tests
 		}
 	}
-	if err := c.loadFile(); err != nil {
+	if err := c.loadFile(getenv("DROIDGO_CONFIG") != ""); err != nil {
 		return nil, err
 	}
 	for _, k := range Keys {
@@ -111,9 +129,14 @@ func lookupEnv(getenv func(string) string, name string) (string, bool) {
 	return v, v != ""
 }
 
-func (c *Config) loadFile() error {
+func (c *Config) loadFile(named bool) error {
 	data, err := os.ReadFile(c.Path)
 	if errors.Is(err, os.ErrNotExist) {
+		if named {
+			// A file asked for by name that is not there is a typo, not
+			// an empty configuration.
+			return fmt.Errorf("DROIDGO_CONFIG names %s, which does not exist", c.Path)
+		}
 		return nil
 	}
 	if err != nil {
@@ -154,6 +177,9 @@ func (c *Config) loadFile() error {
 func keyLine(data []byte, name string) int {
 	for i, l := range strings.Split(string(data), "\n") {
 		l = strings.TrimSpace(l)
+		if l == "["+name+"]" || l == "[["+name+"]]" {
+			return i + 1
+		}
 		if strings.HasPrefix(l, name) {
 			rest := strings.TrimSpace(strings.TrimPrefix(l, name))
 			if strings.HasPrefix(rest, "=") {
@@ -188,31 +214,31 @@ func (c *Config) setValue(k Key, v any, source string) error {
 	case "string":
 		s, ok := v.(string)
 		if !ok {
-			return fmt.Errorf("want a string, got %T", v)
+			return fmt.Errorf("want a string, got %s", tomlKind(v))
 		}
 		return c.set(k, s, source)
 	case "int":
 		n, ok := v.(int64)
 		if !ok {
-			return fmt.Errorf("want a whole number, got %T", v)
+			return fmt.Errorf("want a whole number, got %s", tomlKind(v))
 		}
 		return c.set(k, strconv.FormatInt(n, 10), source)
 	case "bool":
 		b, ok := v.(bool)
 		if !ok {
-			return fmt.Errorf("want true or false, got %T", v)
+			return fmt.Errorf("want true or false, got %s", tomlKind(v))
 		}
 		return c.set(k, strconv.FormatBool(b), source)
 	case "list":
 		arr, ok := v.([]any)
 		if !ok {
-			return fmt.Errorf("want a list of strings, got %T", v)
+			return fmt.Errorf("want a list of strings, got %s", tomlKind(v))
 		}
 		items := make([]string, len(arr))
 		for i, e := range arr {
 			s, ok := e.(string)
 			if !ok {
-				return fmt.Errorf("want a list of strings, item %d is %T", i+1, e)
+				return fmt.Errorf("want a list of strings, item %d is %s", i+1, tomlKind(e))
 			}
 			if strings.Contains(s, ",") {
 				return fmt.Errorf("item %q contains a comma", s)
@@ -222,6 +248,26 @@ func (c *Config) setValue(k Key, v any, source string) error {
 		return c.set(k, strings.Join(items, ","), source)
 	}
 	return fmt.Errorf("unknown kind %s", k.Kind)
+}
+
+// tomlKind names the TOML kind of a decoded value, as the file's author
+// wrote it (not Go's type names).
+func tomlKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "a whole number"
+	case float64:
+		return "a decimal number"
+	case bool:
+		return "true or false"
+	case []any, []map[string]any:
+		return "a list"
+	case map[string]any:
+		return "a [section] table"
+	}
+	return "a date or time"
 }
 
 // set parses a textual value into the setting.
@@ -234,8 +280,8 @@ func (c *Config) set(k Key, v, source string) error {
 		if err != nil {
 			return fmt.Errorf("%q is not a whole number", v)
 		}
-		if n < 0 {
-			return fmt.Errorf("%d is negative", n)
+		if err := k.Check(n); err != nil {
+			return err
 		}
 		*p = n
 	case *bool:
@@ -257,6 +303,52 @@ func (c *Config) set(k Key, v, source string) error {
 	return nil
 }
 
+// Check reports whether n is a valid value of the int setting k: not
+// negative, and within its limits when it has some. Flags that are not settings
+// but mean the same (model bench -t, model chat --threads) use it too, so
+// a limit is the same everywhere.
+func (k Key) Check(n int) error {
+	lim := limits[k.Name]
+	switch {
+	case n < 0:
+		return fmt.Errorf("%d is negative", n)
+	case n < lim.min:
+		return rangeError(fmt.Sprintf("must be at least %d, not %d", lim.min, n))
+	case lim.max > 0 && n > lim.max:
+		return rangeError(fmt.Sprintf("must be at most %d, not %d", lim.max, n))
+	}
+	return nil
+}
+
+// rangeError is a value out of its setting's range; it reads after the
+// setting's or flag's name ("--threads must be at most 256, not 1000").
+type rangeError string
+
+func (e rangeError) Error() string { return string(e) }
+
+// flagError names the flag in err: "--NAME must ..." for a range error,
+// "--NAME: ..." for others.
+func flagError(flag string, err error) error {
+	var re rangeError
+	if errors.As(err, &re) {
+		return fmt.Errorf("--%s %w", flag, err)
+	}
+	return fmt.Errorf("--%s: %w", flag, err)
+}
+
+// CheckFlag checks the value of a flag that sets the int setting name,
+// with the flag's name in the message.
+func CheckFlag(name, flag string, n int) error {
+	k, ok := Lookup(name)
+	if !ok {
+		return fmt.Errorf("unknown setting %q", name)
+	}
+	if err := k.Check(n); err != nil {
+		return flagError(flag, err)
+	}
+	return nil
+}
+
 // SetFlag records a value given on the command line for setting name.
 func (c *Config) SetFlag(name, value, flag string) error {
 	k, ok := Lookup(name)
@@ -264,7 +356,7 @@ func (c *Config) SetFlag(name, value, flag string) error {
 		return fmt.Errorf("unknown setting %q", name)
 	}
 	if err := c.set(k, value, "flag --"+flag); err != nil {
-		return fmt.Errorf("--%s: %w", flag, err)
+		return flagError(flag, err)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,5 +96,51 @@ func TestPath(t *testing.T) {
 	}
 	if p := Path(env(map[string]string{"HOME": "/h"})); p != "/h/.config/droidgo/config.toml" {
 		t.Error(p)
+	}
+}
+
+// TestFileErrors: a [section] has its line, type errors name TOML's kinds,
+// not Go's types, limits hold, and a DROIDGO_CONFIG that names no file is
+// an error.
+func TestFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct{ file, want string }{
+		{"max_steps = 3\n\n[model]\nx = 1\n", ":3: model: want a string, got a [section] table"},
+		{"max_steps = 3\n[extra]\n", ":2: unknown setting \"extra\""},
+		{"max_steps = \"ten\"\n", ":1: max_steps: want a whole number, got a string"},
+		{"think = 1\n", ":1: think: want true or false, got a whole number"},
+		{"sensitive = [1]\n", "item 1 is a whole number"},
+		{"threads = 100000\n", ":1: threads: must be at most 256, not 100000"},
+	}
+	for i, c := range cases {
+		p := filepath.Join(dir, fmt.Sprintf("c%d.toml", i))
+		os.WriteFile(p, []byte(c.file), 0o644)
+		_, err := Load(env(map[string]string{"DROIDGO_CONFIG": p}))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "int64") {
+			t.Errorf("%q: err %v, want %q", c.file, err, c.want)
+		}
+	}
+	if strings.Contains(fmt.Sprint(tomlKind(map[string]any{})), "map") {
+		t.Error("a table is named by its Go type")
+	}
+	missing := filepath.Join(dir, "nope.toml")
+	if _, err := Load(env(map[string]string{"DROIDGO_CONFIG": missing})); err == nil || !strings.Contains(err.Error(), "DROIDGO_CONFIG names "+missing+", which does not exist") {
+		t.Errorf("missing DROIDGO_CONFIG: %v", err)
+	}
+	if _, err := Load(env(map[string]string{"XDG_CONFIG_HOME": dir})); err != nil {
+		t.Errorf("a missing default file must be an empty configuration: %v", err)
+	}
+}
+
+// TestLimitsEverywhere: max_steps = 0 is refused when the configuration is
+// read, not first by a run.
+func TestLimitsEverywhere(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "c.toml")
+	os.WriteFile(p, []byte("max_steps = 0\n"), 0o644)
+	if _, err := Load(env(map[string]string{"DROIDGO_CONFIG": p})); err == nil || !strings.Contains(err.Error(), ":1: max_steps: must be at least 1, not 0") {
+		t.Errorf("max_steps = 0: %v", err)
+	}
+	if _, err := Load(env(map[string]string{"DROIDGO_MAX_STEPS": "0", "XDG_CONFIG_HOME": t.TempDir()})); err == nil || !strings.Contains(err.Error(), "DROIDGO_MAX_STEPS") {
+		t.Errorf("DROIDGO_MAX_STEPS=0: %v", err)
 	}
 }

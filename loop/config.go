@@ -15,6 +15,11 @@ const (
 	DefaultPollInterval  = 300 * time.Millisecond
 	DefaultSettleTimeout = 5 * time.Second
 	DefaultDumpRetries   = 3
+	// DefaultStreamRetries and DefaultStreamBackoff: a model stream that
+	// breaks off mid-turn (a server restarting, a dropped connection) is
+	// asked again twice, after 1 s and 2 s, before the run ends.
+	DefaultStreamRetries = 2
+	DefaultStreamBackoff = time.Second
 	DefaultHistory       = 8
 	// maxFailedSteps ends a run after this many steps in a row without a
 	// usable call or with a device error, so a broken model or phone does
@@ -89,6 +94,21 @@ type Config struct {
 	// History is how many past steps the prompt summarises; 0 means
 	// DefaultHistory.
 	History int
+	// Warnings are emitted as EvWarning right after EvRunStarted: what the
+	// caller noticed before the run (a task that is not the simulator
+	// scenario's), so every consumer and the recording show it.
+	Warnings []string
+	// StreamRetries is how many times a turn whose stream broke off is
+	// asked again, with StreamBackoff doubling between tries, before the
+	// run ends with the error; 0 means DefaultStreamRetries, negative
+	// means never.
+	StreamRetries int
+	StreamBackoff time.Duration
+	// Previous lists steps taken before this run, one line each as the
+	// prompt shows them (`open_app(name="Settings") -> screen changed`),
+	// so a run can start in the middle of a task, as a benchmark's
+	// single-decision case does.
+	Previous []string
 
 	// Now and Sleep replace the clock in tests. Sleep must return early
 	// with ctx.Err() when ctx ends.
@@ -117,6 +137,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.History <= 0 {
 		c.History = DefaultHistory
+	}
+	if c.StreamRetries == 0 {
+		c.StreamRetries = DefaultStreamRetries
+	}
+	if c.StreamBackoff <= 0 {
+		c.StreamBackoff = DefaultStreamBackoff
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/model"
@@ -45,22 +46,72 @@ func (r *runner) decide(ctx context.Context) (*action.Call, error) {
 	r.notes = nil
 	r.emit(Event{Type: EvPrompt, Messages: msgs})
 
-	call, problems, answer, err := r.ask(ctx, msgs)
+	call, problems, answer, err := r.askRetrying(ctx, msgs)
 	if err != nil || call != nil {
 		return call, err
 	}
 	r.warn("no usable tool call in the answer; asking once more")
 	// The failed answer goes back without its reasoning: the template
 	// drops past reasoning anyway, and the prompt stays short.
-	if strings.TrimSpace(answer) == "" {
+	answer = strings.TrimSpace(answer)
+	if answer == "" {
 		answer = "(no answer after the reasoning)"
 	}
 	msgs = append(msgs,
-		model.Message{Role: model.RoleAssistant, Content: strings.TrimSpace(answer)},
+		model.Message{Role: model.RoleAssistant, Content: echoAnswer(answer)},
 		model.Message{Role: model.RoleUser, Content: r.corrective(problems)})
 	r.emit(Event{Type: EvPrompt, Messages: msgs})
-	call, _, _, err = r.ask(ctx, msgs)
+	call, _, _, err = r.askRetrying(ctx, msgs)
 	return call, err
+}
+
+// streamError is a model stream that broke off mid-turn.
+type streamError struct{ err error }
+
+func (e *streamError) Error() string { return "model: " + e.err.Error() }
+func (e *streamError) Unwrap() error { return e.err }
+
+// askRetrying is ask, with a turn whose stream broke off asked again
+// StreamRetries times with a doubling backoff; after that the error ends
+// the run (its recording is kept: the loop still emits EvFinished).
+func (r *runner) askRetrying(ctx context.Context, msgs []model.Message) (*action.Call, []string, string, error) {
+	wait := r.cfg.StreamBackoff
+	for attempt := 0; ; attempt++ {
+		call, problems, answer, err := r.ask(ctx, msgs)
+		var se *streamError
+		if err == nil || !errors.As(err, &se) || ctx.Err() != nil {
+			return call, problems, answer, err
+		}
+		if attempt >= r.cfg.StreamRetries {
+			if attempt > 0 {
+				err = fmt.Errorf("%w (the turn was tried %d times)", err, attempt+1)
+			}
+			return nil, nil, "", err
+		}
+		r.warn(fmt.Sprintf("the model's stream failed (%v); asking again in %s (retry %d of %d)", se.err, wait, attempt+1, r.cfg.StreamRetries))
+		if err := r.cfg.Sleep(ctx, wait); err != nil {
+			return nil, nil, "", err
+		}
+		wait *= 2
+	}
+}
+
+// maxEcho bounds the failed answer sent back in the corrective turn, in
+// bytes: enough for any call the model meant to write, and a runaway
+// answer (a server that ignored max_tokens) does not grow the request.
+const maxEcho = 2048
+
+// echoAnswer returns answer cut to maxEcho bytes at a character boundary,
+// saying so.
+func echoAnswer(answer string) string {
+	if len(answer) <= maxEcho {
+		return answer
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(answer[cut]) {
+		cut--
+	}
+	return answer[:cut] + fmt.Sprintf(" [… %d more bytes cut]", len(answer)-cut)
 }
 
 // ask runs one turn (twice when the thinking budget forces thinking off)
@@ -160,7 +211,7 @@ func (r *runner) generate(ctx context.Context, msgs []model.Message, think bool)
 			if ctx.Err() != nil {
 				return turn{}, ctx.Err()
 			}
-			return turn{}, fmt.Errorf("model: %w", err)
+			return turn{}, &streamError{err}
 		}
 		if d.Reasoning != "" {
 			reasoning.WriteString(d.Reasoning)
@@ -200,6 +251,9 @@ func (r *runner) generate(ctx context.Context, msgs []model.Message, think bool)
 	t.content = content.String()
 	t.stats = st.Stats()
 	r.emitStats(t.stats)
+	if t.stats.Stopped != "" {
+		r.warn(t.stats.Stopped)
+	}
 	return t, nil
 }
 

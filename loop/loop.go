@@ -18,6 +18,10 @@ import (
 func Run(ctx context.Context, cfg Config) Result {
 	cfg.setDefaults()
 	r := &runner{cfg: cfg, prog: newProgress()}
+	for _, line := range cfg.Previous {
+		r.before++
+		r.addHistory(line)
+	}
 	return r.run(ctx)
 }
 
@@ -36,6 +40,7 @@ type runner struct {
 	prog    *progress
 
 	failed int // steps in a row that ended without an executed action
+	before int // steps taken before this run (Config.Previous)
 }
 
 // stopErr ends a run with a reason.
@@ -63,6 +68,9 @@ func (r *runner) run(ctx context.Context) Result {
 	r.start = r.cfg.Now()
 	r.emit(Event{Type: EvRunStarted, Task: r.cfg.Task, MaxSteps: r.cfg.MaxSteps,
 		Device: r.cfg.DeviceName, Model: modelName(r.cfg)})
+	for _, w := range r.cfg.Warnings {
+		r.warn(w)
+	}
 
 	res := r.steps(ctx)
 	res.Steps = r.step
@@ -91,7 +99,7 @@ func (r *runner) steps(ctx context.Context) Result {
 			return r.endWith(ctx, ctx.Err())
 		}
 		if r.step >= r.cfg.MaxSteps {
-			return Result{Reason: fmt.Sprintf("step budget exhausted: %d steps without task_complete", r.cfg.MaxSteps)}
+			return Result{Reason: fmt.Sprintf("step budget exhausted: %s without task_complete", Steps(r.cfg.MaxSteps))}
 		}
 		r.step++
 		done, res, err := r.oneStep(ctx)
@@ -253,5 +261,14 @@ func (r *runner) addHistory(line string) {
 	if rs := []rune(line); len(rs) > maxHistoryLine {
 		line = string(rs[:maxHistoryLine-1]) + "…"
 	}
-	r.history = append(r.history, fmt.Sprintf("step %d: %s", r.step, line))
+	r.history = append(r.history, fmt.Sprintf("step %d: %s", r.before+r.step, line))
+}
+
+// Steps says n steps in English: "1 step", "5 steps". Every printer of
+// a run's length uses it.
+func Steps(n int) string {
+	if n == 1 {
+		return "1 step"
+	}
+	return fmt.Sprintf("%d steps", n)
 }

@@ -67,7 +67,9 @@ func (r *runner) corrective(problems []string) string {
 	var b strings.Builder
 	b.WriteString("Your answer had no valid tool call")
 	if len(problems) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(problems, "; "))
+		// The problems quote the answer (an unknown tool's name); they
+		// are bounded like the answer sent back.
+		fmt.Fprintf(&b, " (%s)", echoAnswer(strings.Join(problems, "; ")))
 	}
 	b.WriteString(".\nAnswer again with exactly one call of one of these tools: ")
 	b.WriteString(strings.Join(action.Names(r.cfg.Tools), ", "))

@@ -32,7 +32,9 @@ type Sampling struct {
 	Temperature float64 `json:"temperature"`
 	TopP        float64 `json:"top_p"`
 	TopK        int     `json:"top_k"`
-	Seed        uint64  `json:"seed"`
+	// MinP drops tokens less probable than MinP times the best one.
+	MinP float64 `json:"min_p,omitempty"`
+	Seed uint64  `json:"seed"`
 }
 
 // ChatRequest is one assistant turn to generate.
@@ -71,6 +73,24 @@ type Stats struct {
 	GeneratedTokens int           `json:"generated_tokens"`
 	Prefill         time.Duration `json:"prefill_ns"`
 	Decode          time.Duration `json:"decode_ns"`
+	// Stopped says why the backend ended the turn early on its own side,
+	// e.g. a server that ignored max_tokens; the loop shows it as a
+	// warning. Empty when the turn ended normally.
+	Stopped string `json:"stopped,omitempty"`
+	// DiskTokens are the cached tokens loaded from a prompt cache on disk
+	// (part of CachedTokens).
+	DiskTokens int `json:"disk_tokens,omitempty"`
+	// ThinkTokens are the generated tokens of the reasoning, ForcedTokens
+	// the answer tokens the constraint dictated (appended in batches,
+	// never sampled); the rest of GeneratedTokens was sampled.
+	ThinkTokens  int `json:"think_tokens,omitempty"`
+	ForcedTokens int `json:"forced_tokens,omitempty"`
+	// Think and Answer split Decode between the phases; Forward is the
+	// part of Decode spent in the engine's forward passes (the rest is
+	// sampling, the constraint and detokenizing).
+	Think   time.Duration `json:"think_ns,omitempty"`
+	Answer  time.Duration `json:"answer_ns,omitempty"`
+	Forward time.Duration `json:"forward_ns,omitempty"`
 }
 
 // DecodeRate returns generated tokens per second, or 0 when unknown.

@@ -10,15 +10,18 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
 )
 
 // Text prints events as plain streaming text: thinking and answer tokens as
 // they arrive, then one line per call, action, screen change and warning,
-// and the result. It is safe for concurrent use.
+// and the result. Everything goes through termsafe, so model, screen and
+// recording text cannot reach the terminal with its control characters. It
+// is safe for concurrent use.
 type Text struct {
 	mu     sync.Mutex
-	w      io.Writer
+	w      *termsafe.Writer
 	mode   loop.EventType // the token stream being written, or ""
 	screen *loop.ScreenInfo
 	max    int
@@ -27,7 +30,10 @@ type Text struct {
 }
 
 // NewText returns a Text printer writing to w.
-func NewText(w io.Writer) *Text { return &Text{w: w} }
+func NewText(w io.Writer) *Text { return &Text{w: termsafe.NewWriter(w)} }
+
+// Err reports the first write error.
+func (t *Text) Err() error { return t.w.Err() }
 
 const indent = "            " // aligns continuation lines under the values
 
@@ -130,7 +136,7 @@ func (t *Text) Event(ev loop.Event) {
 		if r.Summary != "" {
 			fmt.Fprintf(w, " (%q)", r.Summary)
 		}
-		fmt.Fprintf(w, "\n          %d steps in %.1f s\n", r.Steps, r.Seconds)
+		fmt.Fprintf(w, "\n          %s in %.1f s\n", loop.Steps(r.Steps), r.Seconds)
 	}
 }
 

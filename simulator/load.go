@@ -37,6 +37,25 @@ type scenarioJSON struct {
 	Width       int                            `json:"width"`
 	Height      int                            `json:"height"`
 	Success     *successJSON                   `json:"success"`
+	Eval        *Meta                          `json:"eval"`
+}
+
+// Meta is what a benchmark needs to know about a scenario beyond its
+// success predicate (the "eval" object of scenario.json). The simulator
+// only checks it; droidgo eval uses it.
+type Meta struct {
+	// App names the app the task is about, for reports ("Settings").
+	App string `json:"app,omitempty"`
+	// Difficulty is "easy", "medium" or "hard".
+	Difficulty string `json:"difficulty,omitempty"`
+	// HumanSteps is how many actions a person needs.
+	HumanSteps int `json:"human_steps,omitempty"`
+	// Answer lists what the summary of task_complete must contain
+	// (ignoring case), for tasks whose result is information.
+	Answer []string `json:"answer,omitempty"`
+	// Infeasible marks a task that cannot be done on this phone: the
+	// right move is to stop and say so.
+	Infeasible bool `json:"infeasible,omitempty"`
 }
 
 type successJSON struct {
@@ -147,6 +166,7 @@ type handler struct {
 
 type scenario struct {
 	info      Info
+	meta      Meta
 	apps      []*appDef
 	home      *appDef
 	start     *screenDef
@@ -167,18 +187,22 @@ type successSpec struct {
 	listItem map[string]string
 }
 
+// ErrUnknownScenario is wrapped by Load's error for a name that is no
+// shipped scenario (a usage error for the commands).
+var ErrUnknownScenario = errors.New("unknown scenario")
+
 // Load loads the scenario called name from the fixtures shipped with
 // droidgo (fixtures/scenarios/NAME).
 func Load(name string) (*Phone, error) {
 	if !isName(name) {
-		return nil, fmt.Errorf("unknown scenario %q", name)
+		return nil, fmt.Errorf("%w %q", ErrUnknownScenario, name)
 	}
 	if sc, ok := shipped.Load(name); ok {
 		return newPhone(sc.(*scenario)), nil
 	}
 	if _, err := fs.Stat(fixtures.FS, path.Join("scenarios", name, "scenario.json")); err != nil {
 		names, _ := scenarioNames(fixtures.FS)
-		return nil, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownScenario, name, strings.Join(names, ", "))
 	}
 	sc, err := loadScenario(fixtures.FS, path.Join("scenarios", name))
 	if err != nil {
@@ -299,6 +323,12 @@ func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 	}
 	if strings.TrimSpace(sj.Task) == "" {
 		return nil, fmt.Errorf("%s: no task", file)
+	}
+	if sj.Eval != nil {
+		if err := checkMeta(sj.Eval); err != nil {
+			return nil, fmt.Errorf("%s: eval: %w", file, err)
+		}
+		sc.meta = *sj.Eval
 	}
 	if len(sj.Apps) == 0 {
 		return nil, fmt.Errorf("%s: no apps", file)
@@ -898,4 +928,21 @@ func (l *loader) screenRef(ref string, from *appDef) (*screenDef, error) {
 		return nil, fmt.Errorf("unknown target %q: app %q has no screen %q", ref, a.name, id)
 	}
 	return s, nil
+}
+
+func checkMeta(m *Meta) error {
+	switch m.Difficulty {
+	case "", "easy", "medium", "hard":
+	default:
+		return fmt.Errorf("difficulty %q is not easy, medium or hard", m.Difficulty)
+	}
+	if m.HumanSteps < 0 {
+		return fmt.Errorf("human_steps must not be negative, not %d", m.HumanSteps)
+	}
+	for _, a := range m.Answer {
+		if strings.TrimSpace(a) == "" {
+			return errors.New("an answer is empty")
+		}
+	}
+	return nil
 }

@@ -82,6 +82,13 @@ func newFrame(s *screenDef) *frame {
 // Info returns the scenario's name, task and description.
 func (p *Phone) Info() Info { return p.sc.info }
 
+// Meta returns the scenario's benchmark data (its "eval" object).
+func (p *Phone) Meta() Meta {
+	m := p.sc.meta
+	m.Answer = slices.Clone(m.Answer)
+	return m
+}
+
 // Task returns the scenario's task.
 func (p *Phone) Task() string { return p.sc.info.Task }
 

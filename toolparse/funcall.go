@@ -95,7 +95,7 @@ func readFuncCall(text string, start int, tools []action.Tool) (candidate, bool)
 // spelling resolveName accepts).
 func findFuncCalls(text string, tools []action.Tool) []candidate {
 	var out []candidate
-	for i := 0; i < len(text); i++ {
+	for i := 0; i < len(text) && len(out) < maxCalls; i++ {
 		if text[i] != '(' {
 			continue
 		}
@@ -131,7 +131,7 @@ func findFuncCalls(text string, tools []action.Tool) []candidate {
 // or [tap] {"index": 1}), [NAME(args)] and a lone [NAME].
 func findBrackets(text string, tools []action.Tool) []candidate {
 	var out []candidate
-	for i := 0; i < len(text); i++ {
+	for i := 0; i < len(text) && len(out) < maxCalls; i++ {
 		if text[i] != '[' {
 			continue
 		}

@@ -51,7 +51,7 @@ func parseNative(text string, tools []action.Tool) []candidate {
 			pos = end
 		}
 	}
-	for {
+	for len(out) < maxCalls {
 		start := f.index(tagCall, pos)
 		if start < 0 {
 			break

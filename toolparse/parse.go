@@ -93,6 +93,10 @@ func Parse(text string, opts Options) Result {
 		res.Errors = append(res.Errors, "the reasoning never closed (no </think>): the output ended while the model was still thinking, with no tool call")
 	}
 
+	if len(cands) >= maxCalls {
+		// The finders stop there: counts below are of the calls read.
+		res.Recoveries = append(res.Recoveries, fmt.Sprintf("the output holds %d calls or more; read the first %d", maxCalls, maxCalls))
+	}
 	for i, c := range cands {
 		if i == 0 {
 			res.Format = c.format
@@ -108,7 +112,32 @@ func Parse(text string, opts Options) Result {
 	if len(cands) == 0 && closed {
 		res.Errors = append(res.Errors, "no tool call found in the answer; expected <tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value></tool_call>")
 	}
+	res.Recoveries = counted(res.Recoveries)
+	res.Errors = counted(res.Errors)
 	return res
+}
+
+// counted reports each distinct sentence of list once, in the order of
+// first appearance, with how often it came when more than once: output
+// repeating one broken call a million times gives one line, not a million.
+func counted(list []string) []string {
+	if len(list) < 2 {
+		return list
+	}
+	n := make(map[string]int, len(list))
+	out := list[:0:0]
+	for _, s := range list {
+		if n[s] == 0 {
+			out = append(out, s)
+		}
+		n[s]++
+	}
+	for i, s := range out {
+		if c := n[s]; c > 1 {
+			out[i] = fmt.Sprintf("%s (%d times)", s, c)
+		}
+	}
+	return out
 }
 
 // turnHeaders are the template's tokens that open an assistant turn; an
@@ -272,7 +301,7 @@ func outside(cs, taken []candidate) []candidate {
 // (fenced or in prose).
 func findJSON(text string, tools []action.Tool) []candidate {
 	var out []candidate
-	for i := 0; i < len(text); i++ {
+	for i := 0; i < len(text) && len(out) < maxCalls; i++ {
 		if text[i] != '{' && (text[i] != '[' || !strings.HasPrefix(strings.TrimLeft(text[i+1:], spaces), "{")) {
 			continue
 		}

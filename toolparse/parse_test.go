@@ -1,6 +1,7 @@
 package toolparse
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -89,5 +90,37 @@ func BenchmarkParse(b *testing.B) {
 				Parse(c.text, Options{InThinking: true})
 			}
 		})
+	}
+}
+
+// TestRepeatedRecoveriesAreCounted: one broken call repeated 200,000
+// times gives each recovery and error once, with its count, and a parse
+// whose memory stays a small multiple of the input (at most maxCalls calls
+// are read).
+func TestRepeatedRecoveriesAreCounted(t *testing.T) {
+	in := strings.Repeat("</think>tap(", 200000)
+	var res Result
+	allocs := testing.Benchmark(func(b *testing.B) {
+		for range b.N {
+			res = Parse(in, Options{})
+		}
+	}).AllocedBytesPerOp()
+	if len(res.Recoveries) > 4 || len(res.Errors) > 3 {
+		t.Fatalf("%d recoveries, %d errors: %q", len(res.Recoveries), len(res.Errors), res.Recoveries)
+	}
+	found := false
+	for _, r := range append(res.Recoveries, res.Errors...) {
+		if strings.HasSuffix(r, fmt.Sprintf("(%d times)", maxCalls)) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no count in %q / %q", res.Recoveries, res.Errors)
+	}
+	if !strings.Contains(strings.Join(res.Recoveries, "\n"), "read the first 64") {
+		t.Errorf("the cap is not reported: %q", res.Recoveries)
+	}
+	if allocs > 10*int64(len(in)) {
+		t.Errorf("%d bytes allocated to parse %d bytes", allocs, len(in))
 	}
 }

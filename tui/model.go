@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -8,9 +9,9 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
 )
 
@@ -63,7 +64,7 @@ type stepEntry struct {
 	recoveries []string
 	parseErrs  []string
 	changed    *bool
-	notes      []string // approvals
+	notes      []string // why the step's call waited for approval
 	warnings   []string
 	stats      *loop.StatsInfo
 }
@@ -350,6 +351,9 @@ func (m *model) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(k, m.keys.Apply):
 		c, err := parseCall(m.input.Value())
+		if err == nil {
+			err = m.checkIndex(c)
+		}
 		if err != nil {
 			m.editErr = err.Error()
 			return m, nil
@@ -363,6 +367,28 @@ func (m *model) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(k)
 	return m, cmd
+}
+
+// checkIndex checks an edited call's element index against the screen the
+// call is for, as the loop would, so a mistyped index is fixed in the
+// editor instead of wasting the step.
+func (m *model) checkIndex(c action.Call) error {
+	i, ok := indexArg(c)
+	if !ok {
+		return nil
+	}
+	if m.screen == nil {
+		return fmt.Errorf("index %d cannot be used: the screen could not be read", i)
+	}
+	for _, e := range m.screen.Elements {
+		if e.Index == i {
+			return nil
+		}
+	}
+	if n := len(m.screen.Elements); n > 0 {
+		return fmt.Errorf("index %d is not on the screen; valid indices are %d-%d", i, m.screen.Elements[0].Index, m.screen.Elements[n-1].Index)
+	}
+	return fmt.Errorf("index %d is not on the screen, which has no elements", i)
 }
 
 // answer1 answers the approval on show.
@@ -464,7 +490,7 @@ func (m *model) apply(it item) {
 		// sensitive-action policy) are worth a line.
 		if ev.Text != "" && ev.Text != "step mode" {
 			e := m.entry(ev.Step)
-			e.notes = append(e.notes, "waited for approval: "+ev.Text)
+			e.notes = append(e.notes, ev.Text)
 		}
 	case loop.EvAction:
 		e := m.entry(ev.Step)
@@ -616,35 +642,14 @@ func (m *model) clampScrolls() {
 	}
 }
 
-// clean makes untrusted text (model output, labels) safe to draw: it drops
-// escape sequences and control characters, which could move the cursor or
-// restyle the terminal, and turns tabs into spaces.
+// clean makes untrusted text (model output, labels) safe to draw: termsafe
+// drops escape sequences, control characters and bidi overrides, which
+// could move the cursor, restyle or retitle the terminal or hide text, and
+// tabs become spaces.
 func clean(s string) string {
-	if strings.IndexByte(s, 0x1b) >= 0 {
-		s = ansi.Strip(s)
+	s = termsafe.String(s)
+	if strings.IndexByte(s, '\t') >= 0 {
+		s = strings.ReplaceAll(s, "\t", "    ")
 	}
-	ok := true
-	for _, r := range s {
-		if r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 {
-			ok = false
-			break
-		}
-	}
-	if ok {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\t':
-			b.WriteString("    ")
-		case r == '\n':
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
-			// dropped: ESC and friends would reach the terminal
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return s
 }

@@ -292,6 +292,8 @@ func TestApprovalKeys(t *testing.T) {
 			editing: true, errSub: "missing )"},
 		{name: "an unknown tool stays in edit mode", keys: []string{"e", "ctrl+u"}, typed: "fly(to=moon)", enter: true,
 			editing: true, errSub: "unknown tool"},
+		{name: "an index not on the screen stays in edit mode", keys: []string{"e", "ctrl+u"}, typed: "tap(index=9)", enter: true,
+			editing: true, errSub: "index 9 is not on the screen; valid indices are 0-5"},
 		{name: "esc leaves edit mode without answering", keys: []string{"e", "esc"}},
 		{name: "q in edit mode is typed, not quit", keys: []string{"e", "q"}, editing: true},
 	}
@@ -299,6 +301,11 @@ func TestApprovalKeys(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cancelled := false
 			m, _ := newTestModel(t, Options{Cancel: func() { cancelled = true }}, 80, 24)
+			scr := &loop.ScreenInfo{}
+			for i := range 6 {
+				scr.Elements = append(scr.Elements, loop.ElementInfo{Index: i, Label: "e"})
+			}
+			send(m, loop.Event{Type: loop.EvStepStarted, Step: 3, Screen: scr})
 			a := &approval{req: req, reply: make(chan loop.Decision, 1)}
 			m.Update(batchMsg{items: []item{{appr: a}}})
 			press(m, tt.keys...)
@@ -439,5 +446,30 @@ func TestStepModeOnMidRun(t *testing.T) {
 	press(m, "s")
 	if m.stepMode {
 		t.Fatal("step mode switched on in a run that never asks")
+	}
+	if strings.Contains(frame(m), "s step mode") {
+		t.Errorf("a replay lists s:\n%s", frame(m))
+	}
+	// A live run started without --step lists the key it answers to.
+	m, _ = newTestModel(t, Options{Task: "t", EveryCall: true}, 100, 24)
+	if !strings.Contains(frame(m), "s step mode") {
+		t.Errorf("a live run does not list s:\n%s", frame(m))
+	}
+}
+
+// TestApprovalNoteTense: the timeline says "waiting for approval" while
+// the call waits and "waited" once it ran.
+func TestApprovalNoteTense(t *testing.T) {
+	m, _ := newTestModel(t, Options{Task: "t", EveryCall: true}, 100, 30)
+	call := action.Call{Name: "tap", Arguments: map[string]any{"index": int64(1)}}
+	send(m, loop.Event{Type: loop.EvStepStarted, Step: 1},
+		loop.Event{Type: loop.EvToolCall, Step: 1, Call: &call},
+		loop.Event{Type: loop.EvApproval, Step: 1, Call: &call, Text: "sensitive"})
+	if f := frame(m); !strings.Contains(f, "waiting for approval: sensitive") || strings.Contains(f, "waited for") {
+		t.Errorf("while waiting:\n%s", f)
+	}
+	send(m, loop.Event{Type: loop.EvAction, Step: 1, Call: &call, Detail: "tap 1 1"})
+	if f := frame(m); !strings.Contains(f, "waited for approval: sensitive") {
+		t.Errorf("after the action:\n%s", f)
 	}
 }

@@ -106,6 +106,13 @@ func TestRunWithoutTerminal(t *testing.T) {
 	if !strings.Contains(out.String(), "Wi-Fi is on") {
 		t.Errorf("the result never reached the output:\n%q", out.String())
 	}
+	// The user's title is saved before droidgo sets its own and restored
+	// after bubbletea clears it, instead of being left empty.
+	o := out.String()
+	push, set, clear, pop := strings.Index(o, "\x1b[22;0t"), strings.Index(o, "\x1b]2;droidgo"), strings.LastIndex(o, "\x1b]2;\a"), strings.LastIndex(o, "\x1b[23;0t")
+	if push != 0 || set < push || clear < set || pop < clear {
+		t.Errorf("title push %d, set %d, clear %d, pop %d", push, set, clear, pop)
+	}
 	// After Run, the loop must still never block.
 	for range 1000 {
 		u.Send(loop.Event{Type: loop.EvWarning, Text: "late"})

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 	"golang.org/x/term"
 
 	"github.com/droidgo/droidgo/loop"
@@ -177,7 +178,16 @@ func (u *UI) run(ctx context.Context) error {
 		}
 	}()
 
+	// bubbletea sets the title while it runs and clears it on exit; the
+	// terminal's title stack (XTWINOPS 22/23) gives the user's own title
+	// back instead. Terminals without the stack ignore both.
+	out := u.opts.Out
+	if out == nil {
+		out = os.Stdout
+	}
+	io.WriteString(out, ansi.WindowOp(22, 0))
 	final, err := p.Run()
+	io.WriteString(out, ansi.WindowOp(23, 0))
 	if fm, ok := final.(*model); ok {
 		u.final = fm
 	}

@@ -8,6 +8,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/droidgo/droidgo/loop"
 )
 
 // wideWidth is the width from which the panes sit side by side: thinking on
@@ -192,7 +194,7 @@ func (m *model) paneTitle(p pane) string {
 	case paneTimeline:
 		if n := len(m.timeline); n > 0 {
 			if n := m.countSteps(); n != 1 {
-				return fmt.Sprintf("Timeline · %d steps", n)
+				return "Timeline · " + loop.Steps(n)
 			}
 			return "Timeline · 1 step"
 		}
@@ -436,8 +438,14 @@ func (m *model) timelineLines(width int) []string {
 		for _, pe := range e.parseErrs {
 			sub("✗", m.st.bad.Render, "parse: "+pe)
 		}
+		// The wait is over once the call ran or was skipped (an action
+		// event), a later step began or the run ended.
+		waitWord := "waiting for approval: "
+		if e.acted || e.step < m.step || m.result != nil {
+			waitWord = "waited for approval: "
+		}
 		for _, n := range e.notes {
-			sub("?", m.st.reason.Render, n)
+			sub("?", m.st.reason.Render, waitWord+n)
 		}
 		if e.err != "" {
 			sub("✗", m.st.errMsg.Render, e.err)
@@ -563,9 +571,9 @@ func (m *model) footer() []string {
 			text = r.Reason
 		}
 		if r.Success {
-			s = m.st.good.Render("✔ Done") + fmt.Sprintf(" in %d steps, %.1f s: %s", r.Steps, r.Seconds, clean(text))
+			s = m.st.good.Render("✔ Done") + fmt.Sprintf(" in %s, %.1f s: %s", loop.Steps(r.Steps), r.Seconds, clean(text))
 		} else {
-			s = m.st.bad.Render("✘ Failed") + fmt.Sprintf(" after %d steps, %.1f s: %s", r.Steps, r.Seconds, clean(text))
+			s = m.st.bad.Render("✘ Failed") + fmt.Sprintf(" after %s, %.1f s: %s", loop.Steps(r.Steps), r.Seconds, clean(text))
 			if r.Summary != "" && r.Reason != "" {
 				s += " (" + clean(r.Reason) + ")"
 			}
@@ -605,8 +613,9 @@ func (m *model) helpKeys() helpKeys {
 	case m.editing:
 		return helpKeys{short: []key.Binding{k.Apply, k.Cancel}, full: [][]key.Binding{{k.Apply, k.Cancel}}}
 	}
-	// Step mode can only be switched in a run started with it (see key).
-	step.SetEnabled(m.opts.StepMode)
+	// Step mode can be switched whenever the loop asks about every call:
+	// live runs (EveryCall), or one started with --step.
+	step.SetEnabled(m.opts.StepMode || m.opts.EveryCall)
 	if len(m.approvals) > 0 {
 		b := []key.Binding{k.Approve, k.Skip, k.Edit, k.Abort, step, pause, quit}
 		return helpKeys{short: b, full: [][]key.Binding{b}}

@@ -85,7 +85,7 @@ func BenchmarkParseReal(b *testing.B) {
 }
 
 // BenchmarkParse1000XMLQuery is the same work as BenchmarkParse1000 on the
-// xmlquery path, for comparison.
+// xmlquery reference parser, for comparison.
 func BenchmarkParse1000XMLQuery(b *testing.B) {
 	data := genDump(1000)
 	b.SetBytes(int64(len(data)))
@@ -94,7 +94,7 @@ func BenchmarkParse1000XMLQuery(b *testing.B) {
 	defer reportCPU(b, start)
 	for b.Loop() {
 		doc, _ := clean(data)
-		bl, _ := parseDoc(doc, false)
+		bl, _ := xmlqueryNodes(doc)
 		s := &Screen{Nodes: bl.nodes, opts: Options{}.withDefaults()}
 		s.size(0, 0)
 		s.build()

@@ -1,6 +1,8 @@
 package uixml
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -69,8 +71,8 @@ func checkGolden(t *testing.T, path, got string) {
 	}
 }
 
-// TestScanMatchesXMLQuery checks the fast scanner against the xmlquery
-// path, the reference, on every real dump and on the generated benchmark
+// TestScanMatchesXMLQuery checks the fast scanner and the token stream
+// against xmlquery, the reference, on every real dump and on the generated benchmark
 // dump: same nodes, field by field.
 func TestScanMatchesXMLQuery(t *testing.T) {
 	inputs := map[string][]byte{"generated-1000": genDump(1000)}
@@ -91,20 +93,29 @@ func TestScanMatchesXMLQuery(t *testing.T) {
 			t.Errorf("%s: the fast scanner gave up on a real dump", name)
 			continue
 		}
-		ref, err := parseDoc(doc, false)
+		ref, err := xmlqueryNodes(doc)
 		if err != nil {
-			t.Fatalf("%s: xmlquery path: %v", name, err)
+			t.Fatalf("%s: xmlquery: %v", name, err)
 		}
-		if len(fast.nodes) != len(ref.nodes) {
-			t.Fatalf("%s: %d nodes from the scanner, %d from xmlquery", name, len(fast.nodes), len(ref.nodes))
+		stream := &builder{}
+		if err := stream.stream(doc); err != nil {
+			t.Fatalf("%s: token stream: %v", name, err)
 		}
-		for i := range ref.nodes {
-			if !reflect.DeepEqual(fast.nodes[i], ref.nodes[i]) {
-				t.Fatalf("%s: node %d differs:\nscan     %+v\nxmlquery %+v", name, i, fast.nodes[i], ref.nodes[i])
+		for _, got := range []struct {
+			name string
+			b    *builder
+		}{{"scanner", fast}, {"stream", stream}} {
+			if len(got.b.nodes) != len(ref.nodes) {
+				t.Fatalf("%s: %d nodes from the %s, %d from xmlquery", name, len(got.b.nodes), got.name, len(ref.nodes))
 			}
-		}
-		if fast.rotation != ref.rotation {
-			t.Errorf("%s: rotation %d vs %d", name, fast.rotation, ref.rotation)
+			for i := range ref.nodes {
+				if !reflect.DeepEqual(got.b.nodes[i], ref.nodes[i]) {
+					t.Fatalf("%s: node %d differs:\n%s %+v\nxmlquery %+v", name, i, got.name, got.b.nodes[i], ref.nodes[i])
+				}
+			}
+			if got.b.rotation != ref.rotation {
+				t.Errorf("%s: rotation %d from the %s vs %d", name, got.b.rotation, got.name, ref.rotation)
+			}
 		}
 	}
 }
@@ -187,7 +198,7 @@ func checkInvariants(t *testing.T, name string, s *Screen) {
 }
 
 // FuzzScanMatchesXMLQuery checks that whatever the fast scanner accepts,
-// the xmlquery path reads into the same nodes.
+// xmlquery and the token stream read into the same nodes.
 func FuzzScanMatchesXMLQuery(f *testing.F) {
 	f.Add([]byte(`<hierarchy rotation="1"><node text="a &amp; b" class="x" bounds="[0,0][5,5]"><node/></node></hierarchy>`))
 	f.Add([]byte(`<hierarchy><node text='q' resource-id="p:id/x" clickable="true" bounds="[-1,2][3,4]"/><!-- c --></hierarchy>`))
@@ -198,12 +209,19 @@ func FuzzScanMatchesXMLQuery(f *testing.F) {
 			return
 		}
 		fast := &builder{}
-		if !fast.scan(doc) {
+		if !fast.scan(doc) || fast.tooDeep {
 			return
 		}
-		ref, err := parseDoc(doc, false)
+		ref, err := xmlqueryNodes(doc)
 		if err != nil {
 			t.Fatalf("scanner accepted what xmlquery rejects (%v): %q", err, doc)
+		}
+		stream := &builder{}
+		if err := stream.stream(doc); err != nil {
+			t.Fatalf("scanner accepted what the token stream rejects (%v): %q", err, doc)
+		}
+		if !reflect.DeepEqual(fast.nodes, stream.nodes) && !(len(fast.nodes) == 0 && len(stream.nodes) == 0) {
+			t.Fatalf("nodes differ for %q:\nscan   %+v\nstream %+v", doc, fast.nodes, stream.nodes)
 		}
 		if !reflect.DeepEqual(fast.nodes, ref.nodes) && !(len(fast.nodes) == 0 && len(ref.nodes) == 0) {
 			t.Fatalf("nodes differ for %q:\nscan     %+v\nxmlquery %+v", doc, fast.nodes, ref.nodes)
@@ -239,6 +257,67 @@ func TestRealDumpsCut(t *testing.T) {
 					t.Errorf("%s cut at %d/10: node %d differs from the whole dump's", f, k, i)
 					break
 				}
+			}
+		}
+	}
+}
+
+// TestWriteJSON checks that the streamed JSON is byte for byte what
+// encoding/json makes of Screen.JSON, on every real dump, with and without
+// all the nodes.
+func TestWriteJSON(t *testing.T) {
+	for _, f := range realDumps(t) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, all := range []bool{false, true} {
+			var want, got bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(s.JSON(all)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.WriteJSON(&got, all); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Fatalf("%s all=%v: WriteJSON differs:\n%s\nwant\n%s", f, all, got.String(), want.String())
+			}
+		}
+	}
+}
+
+// TestJSONFieldsAreTheNodesOwn checks every attribute field of `screen
+// --json --all` against an independent parse (xmlquery) of every real
+// dump: a row that absorbed a switch must not report the switch's
+// checkable/checked as its own.
+func TestJSONFieldsAreTheNodesOwn(t *testing.T) {
+	for _, f := range realDumps(t) {
+		data, _ := os.ReadFile(f)
+		s, err := Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, _ := clean(data)
+		ref, err := xmlqueryNodes(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		els := s.JSON(true).Elements
+		if len(els) != len(ref.nodes) {
+			t.Fatalf("%s: %d nodes, xmlquery %d", f, len(els), len(ref.nodes))
+		}
+		for i, e := range els {
+			n := ref.nodes[i]
+			got := [...]any{e.Text, e.Desc, e.ResourceID, e.Class, e.Package, e.Clickable, e.LongClickable, e.Checkable, e.Checked, e.Scrollable, e.Focusable, e.Focused, e.Enabled, e.Selected, e.Password}
+			want := [...]any{n.Text, n.Desc, n.ResourceID, n.Class, n.Package, n.Clickable, n.LongClickable, n.Checkable, n.Checked, n.Scrollable, n.Focusable, n.Focused, n.Enabled, n.Selected, n.Password}
+			if got != want {
+				t.Errorf("%s: node %d: JSON %v, its own attributes %v", filepath.Base(f), i, got, want)
 			}
 		}
 	}

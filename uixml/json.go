@@ -1,5 +1,12 @@
 package uixml
 
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+)
+
 // ScreenJSON is the JSON form of a Screen printed by `droidgo screen --json`
 // and reused by recordings. Field order is part of the format.
 type ScreenJSON struct {
@@ -38,6 +45,7 @@ type ElementJSON struct {
 	Selected      bool   `json:"selected"`
 	Password      bool   `json:"password"`
 	Editable      bool   `json:"editable"`
+	ToggleChecked *bool  `json:"toggle_checked,omitempty"`
 }
 
 // JSON returns the screen in its JSON form. With all=false the elements are
@@ -74,7 +82,60 @@ func (s *Screen) nodeJSON(i int) ElementJSON {
 	if n.Index >= 0 && n.Index < len(s.Elements) {
 		e := &s.Elements[n.Index]
 		j.Index, j.Label = e.Index, e.Label
-		j.Checkable, j.Checked, j.Editable = e.Checkable, e.Checked, e.Editable
+		if e.Toggle >= 0 && e.Toggle < len(s.Nodes) {
+			on := s.Nodes[e.Toggle].Checked
+			j.ToggleChecked = &on
+		}
 	}
 	return j
+}
+
+// WriteJSON writes JSON(all) to w as one line, the bytes json.Encoder (with
+// HTML escaping off) would write, but one element at a time: the form of a
+// dump of hundreds of thousands of nodes is not built in memory at once.
+func (s *Screen) WriteJSON(w io.Writer, all bool) error {
+	bw := bufio.NewWriter(w)
+	head, err := marshal(struct {
+		Width     int    `json:"width"`
+		Height    int    `json:"height"`
+		Rotation  int    `json:"rotation"`
+		Truncated bool   `json:"truncated"`
+		Prompt    string `json:"prompt"`
+	}{s.Width, s.Height, s.Rotation, s.Truncated, s.Prompt()})
+	if err != nil {
+		return err
+	}
+	bw.Write(head[:len(head)-1]) // without the closing brace
+	bw.WriteString(`,"elements":[`)
+	n := len(s.Elements)
+	if all {
+		n = len(s.Nodes)
+	}
+	for i := range n {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		node := i
+		if !all {
+			node = s.Elements[i].Node
+		}
+		el, err := marshal(s.nodeJSON(node))
+		if err != nil {
+			return err
+		}
+		bw.Write(el)
+	}
+	bw.WriteString("]}\n")
+	return bw.Flush()
+}
+
+// marshal is json.Marshal without HTML escaping, as droidgo prints JSON.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
-
-	"github.com/antchfx/xmlquery"
 )
 
 // Options tune how a dump becomes an element list. The zero value means the
@@ -76,9 +74,12 @@ func ParseWithOptions(data []byte, opts Options) (*Screen, error) {
 	var retErr error
 	if perr != nil {
 		s.Truncated = true
-		if b.open {
+		switch {
+		case b.tooDeep:
+			retErr = fmt.Errorf("%w (%w): kept the %d nodes before the first one deeper than %d levels", ErrTruncated, ErrTooDeep, len(b.nodes), MaxDepth)
+		case b.open:
 			retErr = fmt.Errorf("%w: the document ends inside an element; kept the %d nodes before it", ErrTruncated, len(b.nodes))
-		} else {
+		default:
 			retErr = fmt.Errorf("%w: the XML breaks off after %d nodes (%s)", ErrTruncated, len(b.nodes), xmlErrText(perr))
 		}
 	}
@@ -87,39 +88,45 @@ func ParseWithOptions(data []byte, opts Options) (*Screen, error) {
 	return s, retErr
 }
 
+// MaxDepth is how deeply nodes may nest. Real dumps stay under a hundred
+// levels; a deeper one is hostile or broken, and reading it on would make
+// the parse stack, and every printout indented by depth, grow with it.
+// Parsing stops at the first node deeper than this: the Screen holds the
+// nodes before it, with Truncated set, and the error wraps ErrTruncated and
+// ErrTooDeep.
+const MaxDepth = 512
+
+// ErrTooDeep is wrapped, with ErrTruncated, by the error Parse returns when
+// the dump nests deeper than MaxDepth.
+var ErrTooDeep = errors.New("uiautomator dump nests too deeply")
+
 // parseDoc builds the nodes of a cleaned document. With fast, the
 // purpose-built scanner reads it when it can (well-formed uiautomator
-// output); anything it does not handle goes to xmlquery, the general XML
-// parser and the reference the scanner is tested against. When xmlquery
-// fails too (a cut-off or broken document), a token stream keeps every node
-// that came before the damage, and its error is returned.
+// output); anything it does not handle goes to a token stream of
+// encoding/xml, the general parser, which keeps every node that came before
+// any damage and returns the error. Both hold only the nodes and a stack
+// at most MaxDepth deep, so memory stays a small multiple of the input
+// (a tree of the whole document, as xmlquery builds, took sixteen times it).
 func parseDoc(doc []byte, fast bool) (*builder, error) {
 	if fast {
 		b := &builder{}
 		if b.scan(doc) {
+			if b.tooDeep {
+				return b, errTooDeep
+			}
 			return b, nil
 		}
 	}
 	b := &builder{}
-	root, qerr := xmlquery.ParseWithOptions(bytes.NewReader(doc), xmlquery.ParserOptions{
-		Decoder: &xmlquery.DecoderOptions{Strict: false, Entity: xml.HTMLEntity},
-	})
-	if qerr == nil {
-		b.walk(root, -1, 0)
-		return b, nil
-	}
-	b = &builder{}
-	perr := b.stream(doc)
-	if perr == nil {
-		perr = qerr
-	}
-	return b, perr
+	return b, b.stream(doc)
 }
+
+// errTooDeep is the parse error of a document nesting deeper than MaxDepth.
+var errTooDeep = fmt.Errorf("%w: nodes nest deeper than %d levels", ErrTooDeep, MaxDepth)
 
 // xmlErrText gives a parse error's message without the package prefixes.
 func xmlErrText(err error) string {
 	msg := err.Error()
-	msg = strings.TrimPrefix(msg, "xmlquery: ")
 	msg = strings.TrimPrefix(msg, "XML syntax error on ")
 	return msg
 }
@@ -319,13 +326,14 @@ func validXMLRune(r rune) bool {
 		r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }
 
-// builder collects nodes from either the xmlquery tree or the token stream.
+// builder collects nodes from either the scanner or the token stream.
 type builder struct {
 	nodes         []Node
 	rotation      int
 	width, height int
 	sawHierarchy  bool
 	open          bool // the stream ended inside an element or tag
+	tooDeep       bool // parsing stopped at a node deeper than MaxDepth
 }
 
 type attr struct{ name, value string }
@@ -406,25 +414,6 @@ func setAttr(n *Node, name, v string) {
 
 func isTrue(v string) bool { return v == "true" || strings.EqualFold(strings.TrimSpace(v), "true") }
 
-// walk adds the element nodes under x in document order.
-func (b *builder) walk(x *xmlquery.Node, parent, depth int) {
-	for c := x.FirstChild; c != nil; c = c.NextSibling {
-		if c.Type != xmlquery.ElementNode {
-			continue
-		}
-		attrs := make([]attr, len(c.Attr))
-		for i, a := range c.Attr {
-			attrs[i] = attr{a.Name.Local, a.Value}
-		}
-		idx := b.element(c.Data, attrs, parent, depth)
-		if idx >= 0 {
-			b.walk(c, idx, depth+1)
-		} else {
-			b.walk(c, parent, depth)
-		}
-	}
-}
-
 // stream reads doc token by token and keeps every node seen before the
 // first error, which it returns (nil when the document was complete).
 func (b *builder) stream(doc []byte) error {
@@ -451,6 +440,10 @@ func (b *builder) stream(doc []byte) error {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
+			if len(stack) > MaxDepth {
+				b.tooDeep = true
+				return errTooDeep
+			}
 			attrs := make([]attr, len(t.Attr))
 			for i, a := range t.Attr {
 				attrs[i] = attr{a.Name.Local, a.Value}

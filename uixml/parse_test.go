@@ -562,7 +562,7 @@ func TestJSONShape(t *testing.T) {
 	if out.Prompt != s.Prompt() || len(out.Elements) != len(s.Elements) {
 		t.Fatalf("prompt or element count differ")
 	}
-	keys := `"index","label","text","desc","resource_id","class","package","bounds","center","clickable","long_clickable","checkable","checked","scrollable","focusable","focused","enabled","selected","password","editable"`
+	keys := `"index","label","text","desc","resource_id","class","package","bounds","center","clickable","long_clickable","checkable","checked","scrollable","focusable","focused","enabled","selected","password","editable","toggle_checked"`
 	el, _ := json.Marshal(s.JSON(false).Elements[3])
 	var order []string
 	dec := json.NewDecoder(bytes.NewReader(el))
@@ -576,9 +576,19 @@ func TestJSONShape(t *testing.T) {
 	if got := strings.Join(order, ","); got != keys {
 		t.Errorf("element keys\n%s\nwant\n%s", got, keys)
 	}
+	// The row's attribute fields are its own; the switch it absorbed
+	// speaks in toggle_checked.
 	row := s.JSON(false).Elements[3]
-	if row.Label != "Wi-Fi" || row.Text != "" || !row.Checkable || row.Checked || row.Bounds != [4]int{0, 340, 1080, 500} || row.Center != [2]int{540, 420} {
+	if row.Label != "Wi-Fi" || row.Text != "" || row.Checkable || row.Checked || row.Bounds != [4]int{0, 340, 1080, 500} || row.Center != [2]int{540, 420} {
 		t.Errorf("row element %+v", row)
+	}
+	if row.ToggleChecked == nil || *row.ToggleChecked {
+		t.Errorf("row element: toggle_checked %v, want false", row.ToggleChecked)
+	}
+	for _, e := range s.JSON(true).Elements {
+		if e.ToggleChecked != nil && e.Index < 0 {
+			t.Errorf("toggle_checked on a node not shown: %+v", e)
+		}
 	}
 	all := s.JSON(true)
 	if len(all.Elements) != len(s.Nodes) {
@@ -624,6 +634,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`<hierarchy><android.widget.Button text="a" clickable="true" bounds="[0,0][1,1]"></hierarchy>`))
 	f.Add([]byte("<node"))
 	f.Add([]byte(""))
+	// Past the depth limit, on the scanner's path and the stream's.
+	deep := strings.Repeat(`<node text="x" bounds="[0,0][9,9]">`, MaxDepth+3)
+	f.Add([]byte("<hierarchy>" + deep + "</hierarchy>"))
+	f.Add([]byte("<hierarchy>&amp;" + deep))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse(data)
 		if s == nil {
@@ -645,10 +659,11 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestPathological checks that deep or wide dumps stay fast enough to
-// parse (the row searches are bounded) and do not overflow anything.
+// TestPathological checks that wide dumps and dumps nested up to MaxDepth
+// stay fast enough to parse (the row searches are bounded) and do not
+// overflow anything.
 func TestPathological(t *testing.T) {
-	const n = 20000
+	const n = MaxDepth
 	var b strings.Builder
 	b.WriteString(`<hierarchy rotation="0">`)
 	for i := range n {
@@ -666,6 +681,49 @@ func TestPathological(t *testing.T) {
 		t.Errorf("%d nodes, cut %d", len(s.Nodes), s.Cut)
 	}
 	checkInvariants(t, "deep", s)
+}
+
+// TestTooDeep checks that a dump nesting deeper than MaxDepth, on the
+// scanner's path and on the token stream's (the "&amp;" between tags sends
+// it there), stops at the first node too deep: the nodes before it, with
+// Truncated and an error wrapping ErrTruncated and ErrTooDeep, and a parse
+// whose allocations stay a small multiple of the input.
+func TestTooDeep(t *testing.T) {
+	for _, path := range []string{"scanner", "stream"} {
+		const n = 200000
+		var b strings.Builder
+		b.WriteString(`<hierarchy rotation="0">`)
+		if path == "stream" {
+			b.WriteString("&amp;")
+		}
+		for i := range n {
+			fmt.Fprintf(&b, `<node text="t%d" class="android.widget.FrameLayout" clickable="true" bounds="[0,0][100,100]">`, i)
+		}
+		b.WriteString(`<node text="after" bounds="[0,0][100,100]"/>`)
+		b.WriteString(strings.Repeat("</node>", n))
+		b.WriteString("</hierarchy>")
+		data := []byte(b.String())
+		var s *Screen
+		var err error
+		allocs := testing.Benchmark(func(tb *testing.B) {
+			for range tb.N {
+				s, err = Parse(data)
+			}
+		}).AllocedBytesPerOp()
+		if !errors.Is(err, ErrTruncated) || !errors.Is(err, ErrTooDeep) || s == nil || !s.Truncated {
+			t.Fatalf("%s: err %v", path, err)
+		}
+		if len(s.Nodes) != MaxDepth {
+			t.Errorf("%s: %d nodes, want the %d before the first too deep", path, len(s.Nodes), MaxDepth)
+		}
+		if !strings.Contains(err.Error(), "deeper than 512 levels") {
+			t.Errorf("%s: error %q does not say why", path, err)
+		}
+		if allocs > 4*int64(len(data)) {
+			t.Errorf("%s: %d bytes allocated for a %d-byte dump", path, allocs, len(data))
+		}
+		checkInvariants(t, path, s)
+	}
 }
 
 func TestMalformedMiddle(t *testing.T) {

@@ -89,6 +89,10 @@ func (b *builder) scan(doc []byte) bool {
 			continue
 		}
 		// Start tag.
+		if len(stack) > MaxDepth {
+			b.tooDeep = true
+			return true
+		}
 		j := i
 		for j < len(doc) && !isSpace(doc[j]) && doc[j] != '/' && doc[j] != '>' {
 			j++

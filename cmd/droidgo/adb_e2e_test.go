@@ -364,7 +364,7 @@ func TestCLIRunFailures(t *testing.T) {
 		adbtest.Connect(t, r.srv, r.fake)
 		rec := filepath.Join(t.TempDir(), "run.jsonl")
 		code, out, errs := cli(t, "run", "Turn on Wi-Fi", "--device", r.serial, "--model", wifiScript(t), "--no-tui", "--record", rec, "--poll", "20ms")
-		if code != 1 || !strings.Contains(out+errs, "device "+r.serial+" is gone") {
+		if code != 1 || !strings.Contains(out+errs, "device "+r.serial+" is gone") || strings.Contains(out+errs, "tap: tap:") {
 			t.Errorf("run with the phone unplugged = %d %q\nstdout: %s", code, errs, out)
 		}
 		if fi, err := os.Stat(rec); err != nil || fi.Size() == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/internal/termsafe"
 )
 
 func init() { register(newConfigCmd) }
@@ -38,18 +39,19 @@ three when a command runs). The file is $XDG_CONFIG_HOME/droidgo/config.toml
 					Key    string `json:"key"`
 					Value  string `json:"value"`
 					Source string `json:"source"`
+					Env    string `json:"env"`
 				}
 				out := struct {
 					File     string  `json:"file"`
 					Settings []entry `json:"settings"`
 				}{File: cfg.Path}
 				for _, k := range config.Keys {
-					out.Settings = append(out.Settings, entry{k.Name, cfg.Value(k.Name), cfg.Sources[k.Name]})
+					out.Settings = append(out.Settings, entry{k.Name, cfg.Value(k.Name), cfg.Sources[k.Name], k.Env})
 				}
 				return json.NewEncoder(g.stdout).Encode(out)
 			}
-			fmt.Fprintf(g.stdout, "configuration file: %s\n\n", cfg.Path)
-			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(termsafe.NewWriter(g.stdout), "configuration file: %s\n\n", cfg.Path)
+			tw := tabwriter.NewWriter(termsafe.NewWriter(g.stdout), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SETTING\tVALUE\tFROM\tENV")
 			for _, k := range config.Keys {
 				v := cfg.Value(k.Name)

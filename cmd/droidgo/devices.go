@@ -11,6 +11,7 @@ import (
 
 	"github.com/droidgo/droidgo/device"
 	"github.com/droidgo/droidgo/device/adb"
+	"github.com/droidgo/droidgo/internal/termsafe"
 )
 
 func init() {
@@ -90,7 +91,7 @@ ANDROID_ADB_SERVER_PORT.`,
 				fmt.Fprintln(g.stdout, "no devices attached (plug in a phone with USB debugging on, or run `droidgo connect HOST:PORT`)")
 				return nil
 			}
-			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(termsafe.NewWriter(g.stdout), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SERIAL\tSTATE\tMODEL\tPRODUCT\tDEVICE\tTRANSPORT")
 			for _, d := range devs {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Serial, d.State, dash(d.Model), dash(d.Product), dash(d.Device), dash(d.TransportID))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/uixml"
 )
 
@@ -49,6 +50,15 @@ func newDoCmd(g *globals) *cobra.Command {
 			if openADB == nil {
 				return errors.New("this build has no ADB support")
 			}
+			// Flags stop at the action (so text may start with "-"), but
+			// "do type --help" asks for help, not to type "--help"; to
+			// type that, "do type -- --help".
+			if len(args) == 2 && (args[1] == "--help" || args[1] == "-h") {
+				return cmd.Help()
+			}
+			if len(args) > 1 && args[1] == "--" {
+				args = append(args[:1:1], args[2:]...)
+			}
 			if err := checkDoArgs(args); err != nil {
 				return usageErr(err)
 			}
@@ -60,12 +70,12 @@ func newDoCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stdout, "%s: %s\n", name, msg)
+			fmt.Fprintf(termsafe.NewWriter(g.stdout), "%s: %s\n", name, msg)
 			return nil
 		},
 	}
 	c.Flags().StringVarP(&serial, "device", "s", "", "the device `SERIAL` (default: ANDROID_SERIAL, or the only attached device)")
-	c.Flags().SetInterspersed(false) // `do type --help` types "--help"
+	c.Flags().SetInterspersed(false) // text to type may start with "-"
 	return c
 }
 
@@ -102,6 +112,10 @@ func checkDoArgs(args []string) error {
 			if _, err := parseIndex(args[2]); err != nil {
 				return err
 			}
+		}
+	case "type":
+		if args[1] == "" {
+			return errors.New("nothing to type: give the text, e.g. droidgo do type \"hello\"")
 		}
 	case "key":
 		if _, ok := action.Keys[args[1]]; !ok {

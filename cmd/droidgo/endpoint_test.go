@@ -147,3 +147,36 @@ func TestRunEndpointErrors(t *testing.T) {
 		t.Errorf("no model: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// TestEndpointBounds runs against hostile servers on 127.0.0.1: one that
+// serves two models (refused, with their names, exit 2) and one that
+// ignores max_tokens and streams without end (each turn is cut at the
+// budget with a warning; the run ends instead of eating memory).
+func TestEndpointBounds(t *testing.T) {
+	two := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"object":"list","data":[{"id":"spark-a"},{"id":"spark-b"}]}`)
+	}))
+	defer two.Close()
+	r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--endpoint", two.URL, "--no-tui")
+	if r.code != 2 || !strings.Contains(r.stderr, "serves 2 models (spark-a, spark-b); say which with --model-name") {
+		t.Errorf("two models: exit %d, %q", r.code, r.stderr)
+	}
+
+	endless := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for r.Context().Err() == nil {
+			if _, err := io.WriteString(w, `data: {"choices":[{"delta":{"content":"blah "}}]}`+"\n\n"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}))
+	defer endless.Close()
+	r = droidgo(t, context.Background(), "run", "--sim", "wifi", "--endpoint", endless.URL, "--model-name", "m", "--no-think", "--think-budget", "16", "--no-tui", "--poll", "1ms")
+	if r.code != 1 || !strings.Contains(r.stdout, "the server sent more than the 528 tokens asked for (it ignores max_tokens)") {
+		t.Errorf("endless stream: exit %d, stderr %q\n%.2000s", r.code, r.stderr, r.stdout)
+	}
+	if len(r.stdout) > 1<<20 {
+		t.Errorf("%d bytes of output for three bounded turns", len(r.stdout))
+	}
+}

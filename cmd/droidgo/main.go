@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/droidgo/droidgo/internal/termsafe"
 )
 
 func main() {
@@ -52,5 +54,6 @@ func printErr(stderr interface{ Write([]byte) (int, error) }, err error) {
 	if msg == "" {
 		return
 	}
-	fmt.Fprintf(stderr, "droidgo: %s\n", msg)
+	// Messages quote servers, devices and files.
+	fmt.Fprintf(stderr, "droidgo: %s\n", termsafe.String(msg))
 }

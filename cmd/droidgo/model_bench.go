@@ -59,8 +59,14 @@ file's layout); the timed tests start once that is done.
 -p 0 or -n 0 skips that test (its figures are then 0).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if nPrompt < 0 || nGen < 0 || reps < 1 || threads < 0 || batch < 0 {
-				return usageErr(fmt.Errorf("-p, -n, -t and --batch must be >= 0, -r >= 1"))
+			if nPrompt < 0 || nGen < 0 || reps < 1 {
+				return usageErr(fmt.Errorf("-p and -n must be >= 0, -r >= 1"))
+			}
+			if err := checkThreads(threads); err != nil {
+				return err
+			}
+			if err := checkBatch(batch); err != nil {
+				return err
 			}
 			if nPrompt == 0 && nGen == 0 {
 				return usageErr(fmt.Errorf("nothing to measure: -p and -n are both 0"))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/model"
 )
 
@@ -55,6 +56,9 @@ with a random seed; --greedy picks the most likely token every time.`,
 			}
 			if o.topK < 0 || o.maxTokens < 1 {
 				return usageErr(errors.New("--top-k must not be negative and --max-tokens must be at least 1"))
+			}
+			if err := checkThreads(o.threads); err != nil {
+				return err
 			}
 			if !cmd.Flags().Changed("seed") {
 				o.seed = uint64(time.Now().UnixNano())
@@ -137,6 +141,14 @@ func streamReply(g *globals, b model.Backend, req model.ChatRequest, tty bool) (
 	}
 	defer st.Close()
 	const dim, reset = "\x1b[2m", "\x1b[0m"
+	// The model's words go through termsafe; only droidgo's own styling
+	// reaches the terminal raw, after what came before it is written out.
+	out := termsafe.NewWriter(g.stdout)
+	style := func(code string) {
+		if out.Flush() == nil {
+			io.WriteString(g.stdout, code)
+		}
+	}
 	var answer strings.Builder
 	thinking, answered := false, false
 	for {
@@ -151,18 +163,18 @@ func streamReply(g *globals, b model.Backend, req model.ChatRequest, tty bool) (
 			if !thinking {
 				thinking = true
 				if tty {
-					fmt.Fprint(g.stdout, dim)
+					style(dim)
 				} else {
-					fmt.Fprint(g.stdout, "thinking: ")
+					fmt.Fprint(out, "thinking: ")
 				}
 			}
-			fmt.Fprint(g.stdout, d.Reasoning)
+			fmt.Fprint(out, d.Reasoning)
 		}
 		if d.ReasoningClosed && thinking {
 			if tty {
-				fmt.Fprint(g.stdout, reset)
+				style(reset)
 			}
-			fmt.Fprint(g.stdout, "\n\n")
+			fmt.Fprint(out, "\n\n")
 			thinking = false
 		}
 		if d.Content != "" {
@@ -171,13 +183,16 @@ func streamReply(g *globals, b model.Backend, req model.ChatRequest, tty bool) (
 				d.Content = strings.TrimLeft(d.Content, "\n")
 			}
 			answer.WriteString(d.Content)
-			fmt.Fprint(g.stdout, d.Content)
+			fmt.Fprint(out, d.Content)
 		}
 	}
 	if thinking && tty {
-		fmt.Fprint(g.stdout, reset)
+		style(reset)
 	}
-	fmt.Fprintln(g.stdout)
+	fmt.Fprintln(out)
+	if err := out.Flush(); err != nil {
+		return "", st.Stats(), fmt.Errorf("write the reply to standard output: %w", err)
+	}
 	return answer.String(), st.Stats(), nil
 }
 

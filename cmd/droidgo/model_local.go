@@ -8,17 +8,36 @@ import (
 
 	"github.com/droidgo/droidgo/config"
 	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/kvcache"
 	"github.com/droidgo/droidgo/model/local"
+	"github.com/droidgo/droidgo/model/spark"
 )
 
 // The in-process Spark backend opens plain --model paths (GGUF files and
-// HF directories). Threads, repacking and the answer constraint come from
-// the configuration (threads, repack, constrain; DROIDGO_THREADS, ...):
-// the constraint reaches the backend through the loop's requests.
+// HF directories). Threads, repacking, the KV type and the prompt cache
+// come from the configuration (threads, repack, kv_type, prompt_cache;
+// DROIDGO_THREADS, ...), as `run` has merged it with its flags when it
+// passes it in the context: the constraint reaches the backend through the
+// loop's requests.
 func init() {
 	modelOpeners["file"] = func(ctx context.Context, spec string) (model.Backend, error) {
-		return openLocal(spec, os.Getenv, 0, localWarnings)
+		cfg, ok := ctx.Value(settingsKey{}).(*config.Config)
+		if !ok {
+			var err error
+			if cfg, err = config.Load(os.Getenv); err != nil {
+				return nil, err
+			}
+		}
+		return openLocalWith(cfg, spec, localOpts{getenv: os.Getenv, warn: localWarnings})
 	}
+}
+
+// settingsKey carries the settings of a command (with its flags) to the
+// model openers, which only receive a context and the model's spec.
+type settingsKey struct{}
+
+func withSettings(ctx context.Context, cfg *config.Config) context.Context {
+	return context.WithValue(ctx, settingsKey{}, cfg)
 }
 
 // localWarnings receives the warnings of opening a model for `run`, which
@@ -33,18 +52,41 @@ func openLocal(path string, getenv func(string) string, threads int, warn io.Wri
 	if err != nil {
 		return nil, err
 	}
+	return openLocalWith(cfg, path, localOpts{getenv: getenv, threads: threads, warn: warn})
+}
+
+// localOpts are what a command sets beyond the configuration.
+type localOpts struct {
+	getenv    func(string) string
+	threads   int  // > 0: overrides the configured threads
+	cold      bool // no prompt cache on disk, whatever the setting
+	unbatched bool // forced answer tokens one by one (bench agent's measuring aid)
+	warn      io.Writer
+}
+
+func openLocalWith(cfg *config.Config, path string, o localOpts) (*local.Backend, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
+	threads := o.threads
 	if threads <= 0 {
 		threads = max(0, cfg.Threads)
 	}
-	b, err := local.Open(path, local.Options{Threads: threads, Repack: cfg.Repack})
+	kv, ok := spark.ParseKVType(cfg.KVType)
+	if !ok {
+		return nil, usageErr(fmt.Errorf("kv_type (%s) must be f16 or f32, not %q", cfg.Sources["kv_type"], cfg.KVType))
+	}
+	warnf := func(s string) { fmt.Fprintf(o.warn, "droidgo: warning: %s\n", s) }
+	opts := local.Options{Threads: threads, Repack: cfg.Repack, KV: kv, Warn: warnf, Unbatched: o.unbatched}
+	if cfg.PromptCache && !o.cold {
+		opts.PromptCache = &kvcache.Cache{Dir: kvcache.Dir(o.getenv), Warn: warnf}
+	}
+	b, err := local.Open(path, opts)
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range b.Warnings() {
-		fmt.Fprintf(warn, "droidgo: warning: %s\n", w)
+		warnf(w)
 	}
 	return b, nil
 }

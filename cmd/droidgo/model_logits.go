@@ -62,11 +62,11 @@ func (ef *engineFlags) open(path string) (*spark.Engine, []int, error) {
 	if !ok {
 		return nil, nil, usageErr(fmt.Errorf("--gelu must be erf, tanh or table, not %q", ef.gelu))
 	}
-	if ef.threads < 0 || ef.batch < 0 {
-		return nil, nil, usageErr(fmt.Errorf("--threads and --batch must not be negative"))
+	if err := checkThreads(ef.threads); err != nil {
+		return nil, nil, err
 	}
-	if ef.threads > maxThreads {
-		return nil, nil, usageErr(fmt.Errorf("--threads %d is more than the %d supported", ef.threads, maxThreads))
+	if err := checkBatch(ef.batch); err != nil {
+		return nil, nil, err
 	}
 	m, err := openSpark(path)
 	if err != nil {
@@ -148,10 +148,6 @@ func writeLogitsJSON(w io.Writer, V, T int, logits []float32, all bool) (nonFini
 	}
 	return j.nonFinite, j.end()
 }
-
-// maxThreads bounds --threads: every worker is an OS thread locked to its
-// goroutine, and an absurd count would exhaust the runtime's thread limit.
-const maxThreads = 256
 
 // logitsChunk is how many positions are evaluated per call with
 // --all-positions, so memory stays at chunk*V floats however long the

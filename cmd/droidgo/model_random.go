@@ -17,6 +17,7 @@ func newModelRandomCmd(g *globals) *cobra.Command {
 	var (
 		size, typ, out, format string
 		seed                   uint64
+		context                int
 	)
 	c := &cobra.Command{
 		Use:   "make-random --arch-size tiny|1.7b --type f32|f16|bf16|q8_0|q4_k_m --out FILE [--seed S]",
@@ -26,7 +27,10 @@ func newModelRandomCmd(g *globals) *cobra.Command {
 toolkit's preset), gqa and q are small test shapes. --type picks the weight storage
 (f32, f16, bf16, q8_0, q4_0, q4_k, q5_k, q6_k or q4_k_m, llama.cpp's Q4_K_M mix).
 --format hf writes a directory with config.json and model.safetensors (bf16) instead.
-The same seed gives the same underlying values in every type and format.`,
+The same seed gives the same underlying values in every type and format.
+The file carries Spark's special tokens (<think>, <tool_call>, <arg_key>, ...,
+<｜end▁of▁sentence｜>) and chat template, so 'droidgo run' and 'droidgo eval' run
+on it end to end (with garbage decisions): a smoke test of the in-process path.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, ok := spark.Preset(size)
@@ -35,6 +39,15 @@ The same seed gives the same underlying values in every type and format.`,
 			}
 			if out == "" {
 				return usageErr(fmt.Errorf("--out is required"))
+			}
+			if context < 1 {
+				return usageErr(fmt.Errorf("--context must be at least 1, not %d", context))
+			}
+			// The small presets declare 1024 positions, which the agent's
+			// first prompt does not fit; a random model is for running the
+			// agent too.
+			if cmd.Flags().Changed("context") || cfg.Context < context {
+				cfg.Context = context
 			}
 			start := time.Now()
 			switch format {
@@ -67,6 +80,7 @@ The same seed gives the same underlying values in every type and format.`,
 	f.StringVar(&out, "out", "", "output GGUF file (or directory with --format hf)")
 	f.StringVar(&format, "format", "gguf", "gguf or hf")
 	f.Uint64Var(&seed, "seed", 1, "random seed")
+	f.IntVar(&context, "context", 32768, "context length the file declares (at least this much for the small presets)")
 	return c
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/toolparse"
 	"github.com/spf13/cobra"
 )
@@ -58,7 +59,7 @@ Exit status: 0 when at least one valid call was found, 1 when none was,
 					return fmt.Errorf("write result: %w", err)
 				}
 			} else {
-				writeParseSummary(g.stdout, res)
+				writeParseSummary(termsafe.NewWriter(g.stdout), res)
 			}
 			if len(res.Calls) == 0 {
 				return exitCode(1)

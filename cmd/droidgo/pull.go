@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/progress"
 	"github.com/spf13/cobra"
 
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/model/hub"
 )
 
@@ -107,7 +108,7 @@ func newModelsCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			for _, m := range list {
-				fmt.Fprintf(g.stdout, "%-40s %-36s %10s  %s\n", m.Repo, m.File, human(m.Size), m.Path)
+				fmt.Fprintf(termsafe.NewWriter(g.stdout), "%-40s %-36s %10s  %s\n", m.Repo, m.File, human(m.Size), m.Path)
 			}
 			return nil
 		},

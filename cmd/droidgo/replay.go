@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droidgo/droidgo/fixtures"
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/recording"
 	"github.com/droidgo/droidgo/report"
@@ -81,7 +82,19 @@ func openRecording(name string) (*recording.Recording, error) {
 		}
 		return rec, nil
 	}
-	return nil, fmt.Errorf("no recording %s: %w", name, os.ErrNotExist)
+	return nil, fmt.Errorf("no recording %s (shipped recordings: %s): %w", name, strings.Join(shippedRecordings(), ", "), os.ErrNotExist)
+}
+
+// shippedRecordings names the recordings in fixtures/recordings.
+func shippedRecordings() []string {
+	entries, _ := fs.ReadDir(fixtures.FS, "recordings")
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".jsonl"); ok {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 func runReplay(o *replayOptions) error {
@@ -103,7 +116,7 @@ func runReplay(o *replayOptions) error {
 	if useTUI {
 		ui := tui.New(tui.Options{
 			Task: started.Task, Device: started.Device, Model: started.Model, MaxSteps: started.MaxSteps,
-			Replay: true, Cancel: cancel, In: g.stdin, Out: g.stdout,
+			Replay: true, Cancel: cancel, In: g.stdin, Out: terminalOut(g.stdout),
 		})
 		done := make(chan error, 1)
 		go func() {
@@ -125,7 +138,8 @@ func runReplay(o *replayOptions) error {
 		if o.json {
 			emit = report.NewJSON(g.stdout).Event
 		} else {
-			fmt.Fprintf(g.stdout, "replay:   %s\n", describeRecording(rec.Header))
+			// The header holds the recording's note: text from a file.
+			fmt.Fprintf(termsafe.NewWriter(g.stdout), "replay:   %s\n", describeRecording(rec.Header))
 			emit = report.NewText(g.stdout).Event
 		}
 		replayErr = recording.Replay(ctx, rec, ropts, emit)

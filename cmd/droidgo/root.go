@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -49,15 +52,71 @@ model, so everything can be tried without a device or model weights.`,
 	for _, f := range commandFactories {
 		root.AddCommand(f(g))
 	}
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		refuseUnknownSubcommands(c)
+	}
+	refuseUnknownHelpTopics(root)
 	return root
+}
+
+// refuseUnknownHelpTopics makes `droidgo help nosuch` a usage error like
+// `droidgo nosuch`; cobra prints "Unknown help topic" and exits 0.
+func refuseUnknownHelpTopics(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "help" || c.Run == nil {
+			continue
+		}
+		show := c.Run
+		c.Run = nil
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if target, rest, err := root.Find(args); len(args) > 0 && (err != nil || target == root || len(rest) > 0) {
+				return usageErr(fmt.Errorf("unknown help topic %q (see 'droidgo --help')", strings.Join(args, " ")))
+			}
+			show(cmd, args)
+			return nil
+		}
+	}
+}
+
+// refuseUnknownSubcommands makes every command group below the root (model,
+// sim, completion) answer an unknown subcommand as the root does, with
+// "unknown command" and exit 2; cobra would print the group's help and
+// exit 0. The root itself already does this.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		hint := fmt.Sprintf("see '%s --help'", cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			hint = fmt.Sprintf("did you mean %s?", strings.Join(s, " or "))
+		}
+		return usageErr(fmt.Errorf("unknown command %q for %q (%s)", args[0], cmd.CommandPath(), hint))
+	}
 }
 
 // execute runs droidgo with args and returns the process exit code.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	g := &globals{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	out := &checkedWriter{w: stdout}
+	g := &globals{ctx: ctx, stdin: stdin, stdout: out, stderr: stderr}
 	root := newRootCmd(g)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if werr := out.failed(); werr != nil && codeFor(err) != 2 {
+		// Output that was lost is a failure whatever the command thought,
+		// and one message says so for every command (replacing a
+		// command's own report of the same write error).
+		err = fmt.Errorf("cannot write to standard output: %w", werr)
+	}
 	if err == nil {
 		return 0
 	}
@@ -79,4 +138,38 @@ func isUsage(err error) bool {
 		}
 	}
 	return false
+}
+
+// checkedWriter is the commands' standard output: it keeps the first write
+// error, so that no command can exit 0 with its output lost (a full disk,
+// a closed pipe), whichever way it writes.
+type checkedWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+// failed returns the first write error, without the file name an
+// *fs.PathError adds ("write /dev/stdout: "): the message names standard
+// output itself.
+func (c *checkedWriter) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var pe *fs.PathError
+	if errors.As(c.err, &pe) {
+		return pe.Err
+	}
+	return c.err
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/droidgo/droidgo/config"
 	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/openai"
@@ -45,20 +47,21 @@ var testClock struct {
 type runOptions struct {
 	g *globals
 
-	task        string
-	sim         string
-	device      string
-	model       string
-	endpoint    string
-	modelName   string
-	maxSteps    int
-	noThink     bool
-	thinkBudget int
-	record      string
-	json        bool
-	noTUI       bool
-	step        bool
-	sensitive   []string
+	task          string
+	sim           string
+	device        string
+	model         string
+	endpoint      string
+	modelName     string
+	maxSteps      int
+	noThink       bool
+	noPromptCache bool
+	thinkBudget   int
+	record        string
+	json          bool
+	noTUI         bool
+	step          bool
+	sensitive     []string
 
 	// set records which flags were given, so they override the
 	// configuration file and the environment.
@@ -107,9 +110,10 @@ usage or configuration error.`,
 	f.StringVarP(&o.device, "device", "s", "", "run on the ADB device with this `SERIAL`")
 	f.StringVarP(&o.model, "model", "m", "", "the model: script:FILE[?pace=DUR], a GGUF file or an HF directory")
 	f.StringVar(&o.endpoint, "endpoint", "", "use the OpenAI-compatible server at `URL` (vLLM, SGLang, llama-server, ollama) instead of a model file")
-	f.StringVar(&o.modelName, "model-name", "", "the model's `NAME` on the --endpoint server (default: the only one it serves)")
+	f.StringVar(&o.modelName, "model-name", "", "the model's `NAME` on the --endpoint server (default: the only one it serves; several is an error)")
 	f.IntVar(&o.maxSteps, "max-steps", loop.DefaultMaxSteps, "step budget")
 	f.BoolVar(&o.noThink, "no-think", false, "turn the model's reasoning off")
+	f.BoolVar(&o.noPromptCache, "no-prompt-cache", false, "neither load nor save the fixed prompt prefix's KV state on disk (setting prompt_cache)")
 	f.IntVar(&o.thinkBudget, "think-budget", 1024, "reasoning tokens per step before the reasoning is closed (0: no limit)")
 	f.StringVar(&o.record, "record", "", "record the run to `FILE.jsonl` for 'droidgo replay'")
 	f.BoolVar(&o.json, "json", false, "print one JSON event per line")
@@ -137,6 +141,7 @@ func (o *runOptions) settings() (*config.Config, error) {
 		{"think", "no-think", fmt.Sprint(!o.noThink)},
 		{"think_budget", "think-budget", fmt.Sprint(o.thinkBudget)},
 		{"sensitive", "sensitive", strings.Join(o.sensitive, ",")},
+		{"prompt_cache", "no-prompt-cache", fmt.Sprint(!o.noPromptCache)},
 	}
 	for _, fl := range flags {
 		if o.set[fl.flag] {
@@ -290,7 +295,7 @@ func runRun(o *runOptions) error {
 	if task == "" {
 		return usageErr(errors.New("no task given; say what to do, e.g. droidgo run \"Turn on Wi-Fi\""))
 	}
-	backend, err := chooseModel(ctx, cfg)
+	backend, err := chooseModel(withSettings(ctx, cfg), cfg)
 	if err != nil {
 		return err
 	}
@@ -323,9 +328,19 @@ func runRun(o *runOptions) error {
 		lc.PollInterval = 10 * time.Millisecond
 	}
 	if s, ok := dev.(interface{ Success() bool }); ok {
+		// The simulator checks its scenario's task, whatever the user
+		// asked: the message quotes that check, and a different task is
+		// warned about before the run starts.
+		checks := task
+		if t, ok := dev.(interface{ Task() string }); ok && t.Task() != "" {
+			checks = t.Task()
+			if !sameTask(task, checks) {
+				lc.Warnings = append(lc.Warnings, fmt.Sprintf("the task is not scenario %s's task (%q): the simulator checks that one, so this run can succeed only if the model does it", o.sim, checks))
+			}
+		}
 		lc.Verify = func(context.Context) error {
 			if !s.Success() {
-				return fmt.Errorf("the simulator says the task %q is not done", task)
+				return fmt.Errorf("the simulator's check for scenario %s (%q) does not hold", o.sim, checks)
 			}
 			return nil
 		}
@@ -346,8 +361,12 @@ func runRun(o *runOptions) error {
 			Device:   devName,
 			Note:     recordingNote(backend.Name()),
 		})
+		var pe *fs.PathError
+		if err != nil && errors.As(err, &pe) && pe.Op == "open" {
+			return usageErr(err) // a --record path that cannot be created
+		}
 		if err != nil {
-			return usageErr(err)
+			return err // one that cannot be written (a full disk)
 		}
 		sinks = append(sinks, rec.Event)
 	}
@@ -369,12 +388,20 @@ func runRun(o *runOptions) error {
 		if o.step {
 			lc.Approver = lineApprover(g.stdin, g.stderr)
 		}
+		// A failed write to stdout is reported by execute, for every
+		// command alike.
 		lc.OnEvent = fanout(append(sinks, printer)...)
 		res = loop.Run(ctx, lc)
 	}
 	if rec != nil {
+		// A recording that could not be written is lost work: the run
+		// fails whatever its result.
 		if cerr := rec.Close(); cerr != nil {
-			fmt.Fprintf(g.stderr, "droidgo: %v\n", cerr)
+			if err != nil {
+				fmt.Fprintf(g.stderr, "droidgo: %v\n", cerr)
+			} else {
+				err = cerr
+			}
 		}
 	}
 	if err != nil {
@@ -384,6 +411,15 @@ func runRun(o *runOptions) error {
 		return exitCode(1)
 	}
 	return nil
+}
+
+// sameTask reports whether two task texts say the same, ignoring case,
+// spacing and a final full stop.
+func sameTask(a, b string) bool {
+	norm := func(s string) string {
+		return strings.TrimSuffix(strings.Join(strings.Fields(strings.ToLower(s)), " "), ".")
+	}
+	return norm(a) == norm(b)
 }
 
 // recordSetupFailure keeps a recording of a run that could not start
@@ -436,7 +472,7 @@ func fanout(sinks ...func(loop.Event)) func(loop.Event) {
 func runWithTUI(ctx context.Context, cancel context.CancelFunc, o *runOptions, lc loop.Config, sinks []func(loop.Event), uo tui.Options) (loop.Result, error) {
 	uo.Cancel = cancel
 	uo.In = o.g.stdin
-	uo.Out = o.g.stdout
+	uo.Out = terminalOut(o.g.stdout)
 	// The user can turn step mode on with a key, so the UI sees every call.
 	uo.EveryCall = true
 	ui := tui.New(uo)
@@ -461,6 +497,7 @@ func runWithTUI(ctx context.Context, cancel context.CancelFunc, o *runOptions, l
 
 // printSummary leaves the result on the terminal once the UI is gone.
 func printSummary(w io.Writer, res loop.Result) {
+	w = termsafe.NewWriter(w) // the reason may quote the model
 	verdict := "FAILURE"
 	if res.Success {
 		verdict = "SUCCESS"
@@ -469,11 +506,12 @@ func printSummary(w io.Writer, res loop.Result) {
 	if res.Summary != "" {
 		fmt.Fprintf(w, " (%q)", res.Summary)
 	}
-	fmt.Fprintf(w, " — %d steps in %.1f s\n", res.Steps, res.Seconds)
+	fmt.Fprintf(w, " — %s in %.1f s\n", loop.Steps(res.Steps), res.Seconds)
 }
 
 // lineApprover asks on the terminal's stdin for step mode without the TUI.
 func lineApprover(in io.Reader, out io.Writer) loop.Approver {
+	out = termsafe.NewWriter(out) // the call and label are the model's and the screen's
 	br := bufio.NewReader(in)
 	var mu sync.Mutex
 	return func(ctx context.Context, req loop.ApprovalRequest) (loop.Decision, error) {

@@ -109,9 +109,15 @@ func hermetic(t *testing.T) {
 	for _, k := range config.Keys {
 		t.Setenv(k.Env, "")
 	}
-	t.Setenv("DROIDGO_CONFIG", filepath.Join(t.TempDir(), "none.toml"))
+	empty := filepath.Join(t.TempDir(), "empty.toml")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("DROIDGO_CONFIG", empty)
 	// A model pulled on the developer's machine must not be picked up.
 	t.Setenv("DROIDGO_CACHE", t.TempDir())
+	// Nor its prompt cache, and nothing is written to it.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 }
 
 func droidgo(t *testing.T, ctx context.Context, args ...string) result {

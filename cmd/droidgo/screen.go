@@ -1,13 +1,15 @@
 package main
 
 import (
-	"encoding/json"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/droidgo/droidgo/internal/termsafe"
+	"github.com/droidgo/droidgo/simulator"
 	"github.com/droidgo/droidgo/uixml"
 	"github.com/spf13/cobra"
 )
@@ -89,7 +91,11 @@ func runScreen(g *globals, o screenOptions) error {
 	if s == nil {
 		return fmt.Errorf("cannot read the screen from %s: %w", from, perr)
 	}
-	if err := printScreen(g.stdout, s, o); err != nil {
+	out := g.stdout
+	if !o.asJSON {
+		out = termsafe.NewWriter(out) // labels and ids are the device's text
+	}
+	if err := printScreen(out, s, o); err != nil {
 		return fmt.Errorf("write screen: %w", err)
 	}
 	if perr != nil {
@@ -130,6 +136,9 @@ func readDump(g *globals, o screenOptions) ([]byte, string, error) {
 			return nil, "", errors.New("the simulator is not available in this build of droidgo")
 		}
 		dev, err := openSim(g.ctx, o.sim)
+		if errors.Is(err, simulator.ErrUnknownScenario) {
+			return nil, "", usageErr(err)
+		}
 		if err != nil {
 			return nil, "", fmt.Errorf("open simulator scenario %q: %w", o.sim, err)
 		}
@@ -165,22 +174,26 @@ func readDump(g *globals, o screenOptions) ([]byte, string, error) {
 
 func printScreen(w io.Writer, s *uixml.Screen, o screenOptions) error {
 	if o.asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		return enc.Encode(s.JSON(o.all))
+		return s.WriteJSON(w, o.all)
 	}
 	if !o.all {
 		_, err := io.WriteString(w, s.Prompt())
 		return err
 	}
 	// --all as text: every node, indented by depth, with the element index
-	// the model sees or "-".
-	var b strings.Builder
+	// the model sees or "-". Indentation stops growing at maxIndent levels,
+	// where the depth is written out instead, so the output stays linear
+	// in the dump however deep it nests.
+	b := bufio.NewWriter(w)
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		b.WriteString(strings.Repeat("  ", n.Depth))
+		if n.Depth <= maxIndent {
+			b.WriteString(strings.Repeat("  ", n.Depth))
+		} else {
+			fmt.Fprintf(b, "%s(depth %d) ", strings.Repeat("  ", maxIndent), n.Depth)
+		}
 		if n.Index >= 0 {
-			fmt.Fprintf(&b, "[%d] ", n.Index)
+			fmt.Fprintf(b, "[%d] ", n.Index)
 		} else {
 			b.WriteString("- ")
 		}
@@ -189,13 +202,13 @@ func printScreen(w io.Writer, s *uixml.Screen, o screenOptions) error {
 			b.WriteString(" id=" + n.ResourceID)
 		}
 		if n.Text != "" {
-			fmt.Fprintf(&b, " text=%q", n.Text)
+			fmt.Fprintf(b, " text=%q", n.Text)
 		}
 		if n.Desc != "" {
-			fmt.Fprintf(&b, " desc=%q", n.Desc)
+			fmt.Fprintf(b, " desc=%q", n.Desc)
 		}
 		r := n.Bounds
-		fmt.Fprintf(&b, " [%d,%d][%d,%d]", r.X1, r.Y1, r.X2, r.Y2)
+		fmt.Fprintf(b, " [%d,%d][%d,%d]", r.X1, r.Y1, r.X2, r.Y2)
 		for _, fl := range []struct {
 			on   bool
 			name string
@@ -207,6 +220,9 @@ func printScreen(w io.Writer, s *uixml.Screen, o screenOptions) error {
 		}
 		b.WriteByte('\n')
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
 }
+
+// maxIndent is the deepest level `screen --all` indents; real dumps rarely
+// nest deeper.
+const maxIndent = 32

@@ -74,7 +74,8 @@ func TestScreenJSON(t *testing.T) {
 			t.Errorf("element %d has index %d", i, got.Elements[i].Index)
 		}
 	}
-	if wifi == nil || !wifi.Checkable || wifi.Checked || !wifi.Clickable {
+	// The row's own attributes; its switch's state in toggle_checked.
+	if wifi == nil || wifi.Checkable || wifi.Checked || !wifi.Clickable || wifi.ToggleChecked == nil || *wifi.ToggleChecked {
 		t.Errorf("Wi-Fi element %+v", wifi)
 	}
 

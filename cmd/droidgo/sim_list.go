@@ -28,7 +28,7 @@ func newSimListCmd(g *globals) *cobra.Command {
 'droidgo sim serve --scenario') and the task its success predicate checks.
 
 With --json it prints one array of {"name", "task", "description"} objects.`,
-		Example: "  droidgo sim list\n  droidgo run \"$(droidgo sim list --json | jq -r '.[0].task')\" --sim wifi --model script:fixtures/scripts/wifi.txt",
+		Example: "  droidgo sim list\n  droidgo run \"$(droidgo sim list --json | jq -r '.[] | select(.name == \"wifi\") | .task')\" --sim wifi --model script:fixtures/scripts/wifi.txt",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			infos, err := simulator.List()

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/simulator"
 	"github.com/droidgo/droidgo/simulator/adbd"
 )
@@ -44,6 +46,9 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 				fmt.Fprintf(g.stderr, "warning: the adb server probes ports 5555-5585 for emulators and will list this phone as emulator-%d as well\n", port-1)
 			}
 			phone, err := simulator.Load(scenario)
+			if errors.Is(err, simulator.ErrUnknownScenario) {
+				return usageErr(err)
+			}
 			if err != nil {
 				return err
 			}
@@ -58,17 +63,21 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 			addr := srv.Addr()
 			fmt.Fprintf(g.stdout, "serving scenario %q as an ADB device on %s\n", scenario, addr)
 			fmt.Fprintf(g.stdout, "connect with: adb connect %s\n", addr)
-			fmt.Fprintf(g.stdout, "then: droidgo run --device %s   (Ctrl-C to stop)\n", addr)
+			// A phone over ADB has no task of its own: the suggestion
+			// names the scenario's.
+			fmt.Fprintf(g.stdout, "then: droidgo run %s --device %s   (Ctrl-C to stop)\n", shellQuote(phone.Task()), addr)
 			srv.Start()
 			<-g.ctx.Done()
 			srv.Close()
 			if logCmds {
+				// The lines are what clients sent.
+				out := termsafe.NewWriter(g.stdout)
 				for _, c := range srv.Commands() {
 					status := strconv.Itoa(c.Exit)
 					if c.Rejected != "" {
 						status = "refused: " + c.Rejected
 					}
-					fmt.Fprintf(g.stdout, "%s\t%s\t%s\n", c.Service, c.Line, status)
+					fmt.Fprintf(out, "%s\t%s\t%s\n", c.Service, c.Line, status)
 				}
 			}
 			fmt.Fprintf(g.stdout, "scenario %q success: %v\n", scenario, phone.Success())
@@ -83,4 +92,9 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 	f.BoolVar(&unauthorized, "unauthorized", false, "behave as a phone whose owner never accepts the debugging prompt (listed as unauthorized)")
 	f.BoolVar(&logCmds, "log", false, "print every shell command received when stopping")
 	return c
+}
+
+// shellQuote quotes s for a POSIX shell, for commands droidgo suggests.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -98,7 +98,10 @@ func (d *Device) run(ctx context.Context, what string, argv ...string) (string, 
 	if err != nil {
 		var ge *GoneError
 		if errors.As(err, &ge) {
-			return "", fmt.Errorf("%s: %w", what, err)
+			// The device is gone: which command found out does not
+			// matter, and the caller names its action itself (the loop
+			// said "tap: tap: device ... is gone").
+			return "", err
 		}
 		return "", fmt.Errorf("%s on %s: %w", what, d.info.Serial, err)
 	}

@@ -112,6 +112,11 @@ func ParseSpec(spec string) (repo, quant string, err error) {
 	if len(parts) != 2 || parts[0] == "" || parts[1] == "" || strings.ContainsAny(repo, " \\?#") || strings.Contains(repo, "..") {
 		return "", "", fmt.Errorf("%q is not a hub repository (want OWNER/NAME[:QUANT])", spec)
 	}
+	// A quantisation is one word (Q4_K_M, bf16); a second colon or a path
+	// is a typo, not a file to look for.
+	if strings.ContainsAny(quant, ":/\\ ?#") {
+		return "", "", fmt.Errorf("%q is not a quantisation in %q (want OWNER/NAME[:QUANT], e.g. %s:%s)", quant, spec, DefaultRepo, DefaultQuant)
+	}
 	return repo, quant, nil
 }
 
@@ -306,19 +311,24 @@ func (c *Client) fetch(ctx context.Context, u, part string) error {
 	if have > 0 {
 		hdr["Range"] = "bytes=" + strconv.FormatInt(have, 10) + "-"
 	}
-	// The hub announces an LFS file's sha256 on the redirect to its storage,
-	// not on the final answer, so look at every hop.
+	// The hub announces an LFS file's sha256 on its redirect to the
+	// storage, not on the final answer. Only the hub's own answers speak
+	// for the file: a storage server's (CDN's) ETag is its own validator,
+	// which may be 64 hex digits without being the sha256, so it never
+	// counts, and the first sha256 the hub gives wins.
 	var want string
+	hubHost := hostOf(u)
+	fromHub := func(resp *http.Response) {
+		if want == "" && resp != nil && resp.Request != nil && resp.Request.URL.Host == hubHost {
+			want = expectedSHA(resp.Header)
+		}
+	}
 	hc := *c.http()
 	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 10 {
 			return errors.New("too many redirects")
 		}
-		if req.Response != nil {
-			if s := expectedSHA(req.Response.Header); s != "" {
-				want = s
-			}
-		}
+		fromHub(req.Response)
 		return nil
 	}
 	resp, err := c.requestWith(ctx, &hc, http.MethodGet, u, hdr)
@@ -350,9 +360,7 @@ func (c *Client) fetch(ctx context.Context, u, part string) error {
 	default:
 		return statusErr("download "+u, resp)
 	}
-	if s := expectedSHA(resp.Header); s != "" {
-		want = s
-	}
+	fromHub(resp)
 	total := int64(-1)
 	if resp.StatusCode != http.StatusRequestedRangeNotSatisfiable && resp.ContentLength >= 0 {
 		total = have + resp.ContentLength
@@ -382,6 +390,16 @@ func (c *Client) fetch(ctx context.Context, u, part string) error {
 		return fmt.Errorf("%w: the download has sha256 %s, the hub announced %s; the partial file was removed, try again", ErrHashMismatch, got, want)
 	}
 	return nil
+}
+
+// hostOf returns the host (with port) of URL u, or "" when it does not
+// parse.
+func hostOf(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	return p.Host
 }
 
 // expectedSHA reads the sha256 the hub announces: X-Linked-ETag for LFS

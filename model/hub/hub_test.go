@@ -177,7 +177,7 @@ func TestErrors(t *testing.T) {
 	if _, err := c.Pull(context.Background(), DefaultRepo, "Q2_K"); err == nil || !strings.Contains(err.Error(), "Spark-X2.5-1.7B-Q8_0.gguf") {
 		t.Errorf("missing quant: %v", err)
 	}
-	for _, bad := range []string{"noslash", "a/b/c", "/x", "a/../b"} {
+	for _, bad := range []string{"noslash", "a/b/c", "/x", "a/../b", "a/b:c:d", "a/b:q/x"} {
 		if _, _, err := ParseSpec(bad); err == nil {
 			t.Errorf("ParseSpec(%q) accepted", bad)
 		}
@@ -191,5 +191,68 @@ func TestErrors(t *testing.T) {
 	unreach := &Client{Endpoint: "http://127.0.0.1:1", CacheDir: t.TempDir()}
 	if _, err := unreach.Pull(context.Background(), DefaultRepo, DefaultQuant); err == nil || !strings.Contains(err.Error(), "cannot reach") {
 		t.Errorf("unreachable: %v", err)
+	}
+}
+
+// cdnHub is a hub imitation whose storage is another server (another
+// host, as a real CDN is) with an ETag of its own.
+func cdnHub(t *testing.T, data []byte, linkedSHA, cdnETag string) *Client {
+	t.Helper()
+	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cdnETag != "" {
+			w.Header().Set("ETag", `"`+cdnETag+`"`)
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		w.Write(data)
+	}))
+	t.Cleanup(cdn.Close)
+	hub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/XHToken/Spark-X2.5-1.7B-GGUF/resolve/main/") {
+			http.NotFound(w, r)
+			return
+		}
+		if linkedSHA != "" {
+			w.Header().Set("X-Linked-Etag", `"`+linkedSHA+`"`)
+		}
+		http.Redirect(w, r, cdn.URL+"/blob?sig=x", http.StatusFound)
+	}))
+	t.Cleanup(hub.Close)
+	return &Client{Endpoint: hub.URL, CacheDir: t.TempDir()}
+}
+
+// TestCDNETagIsNotTheHash: the storage server's own ETag, 64 hex digits
+// but not the file's sha256, must not override the hub's X-Linked-Etag;
+// the hub's hash still catches a wrong file; a download with no hash
+// announced anywhere is taken as it is.
+func TestCDNETagIsNotTheHash(t *testing.T) {
+	data, sum := content(20_000)
+	notSHA := strings.Repeat("ab", 32) // 64 hex digits, not the sha256
+	file := "Spark-X2.5-1.7B-Q4_K_M.gguf"
+
+	c := cdnHub(t, data, sum, notSHA)
+	p, err := c.Download(context.Background(), DefaultRepo, file)
+	if err != nil {
+		t.Fatalf("a correct download was refused: %v", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != string(data) {
+		t.Error("content differs")
+	}
+
+	_, other := content(10)
+	c = cdnHub(t, data, other, sum) // the CDN's ETag happens to be the sha256: still not the hub's word
+	if _, err := c.Download(context.Background(), DefaultRepo, file); !errors.Is(err, ErrHashMismatch) {
+		t.Errorf("the hub's hash was not checked: %v", err)
+	}
+
+	c = cdnHub(t, data, "", "")
+	if p, err := c.Download(context.Background(), DefaultRepo, file); err != nil {
+		t.Errorf("no ETag at all: %v", err)
+	} else if got, _ := os.ReadFile(p); string(got) != string(data) {
+		t.Error("no ETag at all: content differs")
+	}
+
+	c = cdnHub(t, data, "", notSHA)
+	if _, err := c.Download(context.Background(), DefaultRepo, file); err != nil {
+		t.Errorf("only a CDN ETag: %v", err)
 	}
 }

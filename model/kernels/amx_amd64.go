@@ -22,9 +22,13 @@ import (
 //
 // Layout: a tile of 16 weight rows is unpacked once into the B-tile form
 // (K/4 rows of 64 bytes, row k holding 4 consecutive weights of each of the
-// 16 rows), then every tile of up to 16 tokens is multiplied with it. A
-// tiles are read straight from the activation blocks with the token stride
-// as the tile stride, so activations are never copied.
+// 16 rows; for BF16 K/2 rows of pairs), then every tile of up to 16 tokens
+// is multiplied with it. The activation quants are copied once per call
+// into tile order (16 tokens' blocks side by side, 64-byte aligned), so A
+// tiles are whole cache lines; activations are never re-quantised. K-quant
+// weights are unpacked as scale*q in two byte planes (see qkAMX and
+// amxunpack_amd64.s), so one super-block needs no per-sub-block work
+// outside the tiles.
 //
 // The tile state never lives across Go code: each assembly call loads the
 // tile configuration, runs its loop and releases the tiles (TILERELEASE)
@@ -46,15 +50,13 @@ type amxArgs struct {
 	a       unsafe.Pointer // first activation quant of the token tile
 	astride int            // bytes from one token's activations to the next
 	w       unsafe.Pointer // the unpacked weight tile
-	ws      unsafe.Pointer // per-block weight scales (Q8_0) or super-block scales (K-quants)
+	ws      unsafe.Pointer // Q8_0: per-block weight scales; BF16 2x2: the second row tile
 	da      unsafe.Pointer // per-block activation scales, [block][16 tokens]
 	nb      int            // blocks along K
 	out     unsafe.Pointer // out[token 0][row 0] of the tile
 	ldo     int            // output token stride in bytes
 	ntok    int            // tokens in the tile, 1..16
 	cbuf    unsafe.Pointer // 64-byte aligned scratch for accumulator tiles
-	aux     unsafe.Pointer // kernel-specific extra operand
-	astep   int            // bytes from one K block of the activations to the next
 }
 
 //go:noescape
@@ -72,7 +74,8 @@ type amxScratch struct {
 	bs   []int16
 	grp  []byte
 	xb   []uint16
-	aq   []byte // activation quants in tile order (K-quants)
+	aq   []byte // activation quants in tile order
+	accb []byte // K-quant sums of every token tile
 	// planes is the byte transpose of 16 rows' block heads.
 	planes [256]byte
 }
@@ -113,11 +116,27 @@ const (
 )
 
 // setQ80Cfg: tmm0 = A (tokens x 32 bytes: one Q8_0 block), tmm1 = B (8
-// rows of 16 x 4 weight bytes), tmm2 = C (tokens x 16 int32).
+// rows of 16 x 4 weight bytes), tmm2 and tmm3 = C (tokens x 16 int32) of
+// alternate blocks.
 func setQ80Cfg(c *tileCfg, ntok int) {
 	c.rows[0], c.colsb[0] = uint8(ntok), 32
 	c.rows[1], c.colsb[1] = 8, 64
 	c.rows[2], c.colsb[2] = uint8(ntok), 64
+	c.rows[3], c.colsb[3] = uint8(ntok), 64
+}
+
+// tileActsQ80 copies the quants of a Q8_0 batch into tile order: for token
+// tile i and block k, the 16 tokens' 32 quants at ((i*nb+k)*16 + t)*32,
+// zeros for the missing tokens of a last partial tile.
+func tileActsQ80(dst []byte, a []quant.BlockQ8_0, b, nb int) {
+	tiles := (b + 15) / 16
+	clear(dst[(tiles-1)*nb*512:])
+	for t := 0; t < b; t++ {
+		base := ((t/16)*nb*16 + t%16) * 32
+		for k := 0; k < nb; k++ {
+			*(*[32]int8)(unsafe.Pointer(&dst[base+k*512])) = a[t*nb+k].Qs
+		}
+	}
 }
 
 // packQ80 unpacks 16 Q8_0 rows (row r at src[r*rb:]) of nb blocks into B
@@ -170,17 +189,19 @@ func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
 	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8_0) float32 { return x.D })
-	s.pk = grow(s.pk, 512*nb)
+	pk := align64(&s.pk, 512*nb)
 	s.ws = grow(s.ws, 16*nb)
+	aq := align64(&s.aq, (b+15)/16*nb*512)
+	tileActsQ80(aq, a, b, nb)
 	r16 := rows &^ 15
-	p := amxArgs{astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
-		w: unsafe.Pointer(&s.pk[0]), ws: unsafe.Pointer(&s.ws[0])}
+	p := amxArgs{astride: 32, nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
+		w: unsafe.Pointer(&pk[0]), ws: unsafe.Pointer(&s.ws[0])}
 	for r0 := 0; r0 < r16; r0 += 16 {
-		packQ80AMX(&s.pk[0], &s.ws[0], &w[r0*rb], rb, nb)
+		packQ80AMX(&pk[0], &s.ws[0], &w[r0*rb], rb, nb)
 		for t0 := 0; t0 < b; t0 += 16 {
 			p.ntok = min(16, b-t0)
 			p.cfg = s.cfgFor(cfgQ80, p.ntok, setQ80Cfg)
-			p.a = unsafe.Pointer(&a[t0*nb].Qs[0])
+			p.a = unsafe.Pointer(&aq[t0/16*nb*512])
 			p.da = unsafe.Pointer(&s.da[t0/16*nb*16])
 			p.out = unsafe.Pointer(&out[t0*ldo+r0])
 			amxQ80(&p)
@@ -324,15 +345,14 @@ func amxLevel(below table) (level, error) {
 	t.q5kmm = q5kAMX
 	t.q6kmm, t.q6kx8mm = q6kAMX, q6kx8AMX
 	t.bf16mm = bf16AMX
-	attn512(&t)
 	return level{name: "amx", tab: t}, nil
 }
 
 //go:noescape
-func amxQK4(p *amxArgs)
+func amxQK4(p *amxQKArgs)
 
 //go:noescape
-func amxQK6(p *amxArgs)
+func amxQK6(p *amxQKArgs)
 
 //go:noescape
 func unpackQ4KAMX(dst, g0, g1 *byte)
@@ -372,36 +392,66 @@ func tokenBsums(bs []int16, a []quant.BlockQ8K, b, nb int) []int16 {
 	return bs
 }
 
-// qkAMX is the AMX gemmQ8K shared by Q4_K and Q6_K in both layouts: unpack
-// reads the super-block sb of the 16-row tile at row r0 into dst; mm is the
+// amxQKArgs is what amxQK4 / amxQK6 read (see amxk_amd64.s).
+type amxQKArgs struct {
+	cfg    unsafe.Pointer // *tileCfg
+	a      unsafe.Pointer // the first token tile's quants of the super-block
+	w      unsafe.Pointer // the unpacked super-block of the weight tile
+	da     unsafe.Pointer // the first tile's token scales of the super-block
+	bs     unsafe.Pointer // the first tile's token bsums of the super-block
+	acc    unsafe.Pointer // the first tile's sums, 16 x 16 float32 per tile
+	cbuf   unsafe.Pointer // 64-byte aligned accumulator scratch (4 KiB)
+	tiles  int            // token tiles (all with the configuration's rows)
+	astep  int            // bytes from one tile's quants to the next
+	dastep int            // ... token scales
+	bsstep int            // ... bsums
+}
+
+// qkAMX is the AMX gemmQ8K shared by the K-quants in both layouts: unpack
+// reads super-block sb of the 16-row tile at row r0 into dst; mm is the
 // tile kernel; rest computes leftover rows (fewer than 16) with the vector
-// kernels.
+// kernels. Super-blocks are the outer loop: one unpacked super-block (8.8
+// KiB) stays in L1 while every token tile of the batch goes past it, and
+// the token tiles' sums wait in acc (1 KiB each) between super-blocks.
 func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int,
-	unpack func(s *amxScratch, dst []byte, r0, sb int), mm func(*amxArgs),
+	unpack func(s *amxScratch, dst []byte, r0, sb int), mm func(*amxQKArgs),
 	rest func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int), rb int) {
 	nb := len(a) / b
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
 	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8K) float32 { return x.D })
 	s.bs = tokenBsums(s.bs, a, b, nb)
-	aq := align64(&s.aq, (b+15)/16*nb*16*256)
+	tiles, full := (b+15)/16, b/16
+	aq := align64(&s.aq, tiles*nb*16*256)
 	tileActs(aq, a, b, nb)
-	pk := align64(&s.pk, amxSB*nb)
+	wsb := align64(&s.pk, amxSB)
+	accb := align64(&s.accb, tiles*1024)
+	acc := unsafe.Slice((*float32)(unsafe.Pointer(&accb[0])), tiles*256)
+	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0]),
+		astep: nb * 16 * 256, dastep: nb * 16 * 4, bsstep: nb * 16 * 16 * 2}
+	run := func(tile, n, sb, ntok int) {
+		p.cfg = s.cfgFor(cfgQK, ntok, setQKCfg)
+		p.tiles = n
+		p.a = unsafe.Pointer(&aq[(tile*nb+sb)*16*256])
+		p.da = unsafe.Pointer(&s.da[(tile*nb+sb)*16])
+		p.bs = unsafe.Pointer(&s.bs[(tile*nb+sb)*256])
+		p.acc = unsafe.Pointer(&acc[tile*256])
+		mm(&p)
+	}
 	r16 := rows &^ 15
-	p := amxArgs{astride: 256, astep: 16 * 256, nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
-		w: unsafe.Pointer(&pk[0])}
 	for r0 := 0; r0 < r16; r0 += 16 {
+		clear(acc)
 		for sb := 0; sb < nb; sb++ {
-			unpack(s, pk[sb*amxSB:(sb+1)*amxSB], r0, sb)
+			unpack(s, wsb, r0, sb)
+			if full > 0 {
+				run(0, full, sb, 16)
+			}
+			if full < tiles {
+				run(full, 1, sb, b-16*full)
+			}
 		}
-		for t0 := 0; t0 < b; t0 += 16 {
-			p.ntok = min(16, b-t0)
-			p.cfg = s.cfgFor(cfgQK, p.ntok, setQKCfg)
-			p.a = unsafe.Pointer(&aq[t0/16*nb*16*256])
-			p.da = unsafe.Pointer(&s.da[t0/16*nb*16])
-			p.aux = unsafe.Pointer(&s.bs[t0/16*nb*256])
-			p.out = unsafe.Pointer(&out[t0*ldo+r0])
-			mm(&p)
+		for t := 0; t < b; t++ {
+			copy(out[t*ldo+r0:t*ldo+r0+16], acc[t*16:t*16+16])
 		}
 	}
 	if r16 < rows {
@@ -546,6 +596,9 @@ func pack16Q6K(g, src []byte, rb int, planes *[256]byte) {
 func amxBF16(p *amxArgs)
 
 //go:noescape
+func amxBF16x2(p *amxArgs)
+
+//go:noescape
 func toBF16(dst *uint16, src *float32, n int)
 
 // bf16TokenBlock is the tokens that share one transposition of a row tile
@@ -559,6 +612,11 @@ func setBF16Cfg(c *tileCfg, ntok int) {
 	c.rows[0], c.colsb[0] = uint8(ntok), 64
 	c.rows[1], c.colsb[1] = 16, 64
 	c.rows[2], c.colsb[2] = uint8(ntok), 64
+	if ntok == 16 { // amxBF16x2: A1, B0, B1 and four accumulators
+		for i := 1; i < 8; i++ {
+			c.rows[i], c.colsb[i] = 16, 64
+		}
+	}
 }
 
 // bf16AMX is the AMX gemmFloat for BF16 weights: activations (already
@@ -586,38 +644,65 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 		}
 		clear(xb[n:])
 	}
-	s.pk = grow(s.pk, 1024*nc)
+	pk := align64(&s.pk, 1024*nc)
 	r16 := rows &^ 15
-	p := amxArgs{astride: 2 * n32, nb: nc, ldo: 4 * ldo, w: unsafe.Pointer(&s.pk[0])}
+	p := amxArgs{astride: 2 * n32, nb: nc, ldo: 4 * ldo}
 	full := n / 32 // chunks whose 64 bytes lie inside every row
 	var tail [16 * 64]byte
 	// Token blocks of bf16TokenBlock keep a block's activations in L2 while
 	// every row tile of the matrix passes by; a row tile is transposed once
 	// per block.
+	pack := func(bt []byte, src []byte) {
+		for c := 0; c < full; c++ {
+			t := bt[1024*c:]
+			transposeD16(&t[0], &t[32], 64, &src[64*c], rb)
+			transposeD16(&t[512], &t[512+32], 64, &src[64*c+32], rb)
+		}
+		if full < nc {
+			clear(tail[:])
+			for r := 0; r < 16; r++ {
+				copy(tail[64*r:64*r+rb-64*full], src[r*rb+64*full:(r+1)*rb])
+			}
+			t := bt[1024*full:]
+			transposeD16(&t[0], &t[32], 64, &tail[0], 64)
+			transposeD16(&t[512], &t[512+32], 64, &tail[32], 64)
+		}
+	}
+	pk1 := align64(&s.grp, 1024*nc)
+	// Token blocks of bf16TokenBlock keep a block's activations in L2 while
+	// every row tile of the matrix passes by; a row tile is transposed once
+	// per block. Pairs of row tiles and of full token tiles go through the
+	// 2x2 kernel, the rest one tile pair at a time.
 	for tb := 0; tb < b; tb += bf16TokenBlock {
 		te := min(b, tb+bf16TokenBlock)
-		for r0 := 0; r0 < r16; r0 += 16 {
-			src := w[r0*rb:]
-			for c := 0; c < full; c++ {
-				bt := s.pk[1024*c:]
-				transposeD16(&bt[0], &bt[32], 64, &src[64*c], rb)
-				transposeD16(&bt[512], &bt[512+32], 64, &src[64*c+32], rb)
+		for r0 := 0; r0 < r16; r0 += 32 {
+			pack(pk, w[r0*rb:])
+			two := r0+16 < r16
+			if two {
+				pack(pk1, w[(r0+16)*rb:])
 			}
-			if full < nc {
-				clear(tail[:])
-				for r := 0; r < 16; r++ {
-					copy(tail[64*r:64*r+rb-64*full], src[r*rb+64*full:(r+1)*rb])
+			t0 := tb
+			if two {
+				for ; t0+32 <= te; t0 += 32 {
+					p.cfg = s.cfgFor(cfgBF16, 16, setBF16Cfg)
+					p.a = unsafe.Pointer(&s.xb[t0*n32])
+					p.w, p.ws = unsafe.Pointer(&pk[0]), unsafe.Pointer(&pk1[0])
+					p.out = unsafe.Pointer(&out[t0*ldo+r0])
+					amxBF16x2(&p)
 				}
-				bt := s.pk[1024*full:]
-				transposeD16(&bt[0], &bt[32], 64, &tail[0], 64)
-				transposeD16(&bt[512], &bt[512+32], 64, &tail[32], 64)
 			}
-			for t0 := tb; t0 < te; t0 += 16 {
+			for ; t0 < te; t0 += 16 {
 				p.ntok = min(16, te-t0)
 				p.cfg = s.cfgFor(cfgBF16, p.ntok, setBF16Cfg)
 				p.a = unsafe.Pointer(&s.xb[t0*n32])
-				p.out = unsafe.Pointer(&out[t0*ldo+r0])
-				amxBF16(&p)
+				for j, bt := range [][]byte{pk, pk1} {
+					if j == 1 && !two {
+						break
+					}
+					p.w = unsafe.Pointer(&bt[0])
+					p.out = unsafe.Pointer(&out[t0*ldo+r0+16*j])
+					amxBF16(&p)
+				}
 			}
 		}
 	}
@@ -666,30 +751,7 @@ func q5kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo in
 }
 
 //go:noescape
-func dotRows512(q, k *float32, stride, n, d int, out *float32)
-
-//go:noescape
-func axpyRows512(p, v *float32, stride, n, d int, o *float32)
-
-// attn512 puts the AVX-512 attention helpers into t for row lengths that
-// are multiples of 16 (the AVX2 ones of below stay for the others).
-func attn512(t *table) {
-	dot2, axpy2 := t.dotRows, t.axpyRows
-	t.dotRows = func(q, k []float32, stride int, out []float32) {
-		if len(q)%16 != 0 {
-			dot2(q, k, stride, out)
-			return
-		}
-		dotRows512(&q[0], &k[0], stride, len(out), len(q), &out[0])
-	}
-	t.axpyRows = func(p, v []float32, stride int, o []float32) {
-		if len(o)%16 != 0 {
-			axpy2(p, v, stride, o)
-			return
-		}
-		axpyRows512(&p[0], &v[0], stride, len(p), len(o), &o[0])
-	}
-}
-
-//go:noescape
 func amxOne(op int, c *int32, a, b *byte, cfg *tileCfg)
+
+//go:noescape
+func amxPeak(n int, bf16 bool, cfg *tileCfg)

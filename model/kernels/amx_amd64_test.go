@@ -344,3 +344,30 @@ func TestEmulatedX86(t *testing.T) {
 	}
 	t.Logf("under %q: %d tests and subtests passed, amx level included", runner, pass)
 }
+
+// BenchmarkAMXPeak measures the tile unit's own rate on this machine, one
+// thread: TDPBSSD (16x16x64 int8 MACs) and TDPBF16PS (16x16x32 bf16 MACs)
+// on register-resident tiles, so PERFORMANCE.md can state each kernel's
+// share of the peak.
+func BenchmarkAMXPeak(b *testing.B) {
+	if !hasLevel("amx") {
+		b.Skip("no amx level")
+	}
+	cfg := tileCfg{palette: 1}
+	for i := 0; i < 6; i++ {
+		cfg.rows[i], cfg.colsb[i] = 16, 64
+	}
+	const n = 1 << 16
+	for _, c := range []struct {
+		name string
+		bf16 bool
+		macs float64
+	}{{"TDPBSSD", false, 16 * 16 * 64}, {"TDPBF16PS", true, 16 * 16 * 32}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				amxPeak(n, c.bf16, &cfg)
+			}
+			b.ReportMetric(4*n*c.macs*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
+	}
+}

@@ -56,3 +56,53 @@ store:
 	STORE_T2
 	TILERELEASE
 	RET
+
+// amxPeak(n int, bf16 bool, cfg *tileCfg) runs n rounds of four independent
+// tile products on zeroed tiles (no loads or stores): the tile unit's own
+// peak, for BenchmarkAMXPeak.
+#define PZERO0 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xC0 // tilezero %tmm0
+#define PZERO1 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xC8 // tilezero %tmm1
+#define PZERO2 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD0 // tilezero %tmm2
+#define PZERO3 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xD8 // tilezero %tmm3
+#define PZERO4 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xE0 // tilezero %tmm4
+#define PZERO5 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x49; BYTE $0xE8 // tilezero %tmm5
+#define PI0 BYTE $0xC4; BYTE $0xE2; BYTE $0x73; BYTE $0x5E; BYTE $0xD0 // tdpbssd %tmm1,%tmm0,%tmm2
+#define PI1 BYTE $0xC4; BYTE $0xE2; BYTE $0x73; BYTE $0x5E; BYTE $0xD8 // tdpbssd %tmm1,%tmm0,%tmm3
+#define PI2 BYTE $0xC4; BYTE $0xE2; BYTE $0x73; BYTE $0x5E; BYTE $0xE0 // tdpbssd %tmm1,%tmm0,%tmm4
+#define PI3 BYTE $0xC4; BYTE $0xE2; BYTE $0x73; BYTE $0x5E; BYTE $0xE8 // tdpbssd %tmm1,%tmm0,%tmm5
+#define PF0 BYTE $0xC4; BYTE $0xE2; BYTE $0x72; BYTE $0x5C; BYTE $0xD0 // tdpbf16ps %tmm1,%tmm0,%tmm2
+#define PF1 BYTE $0xC4; BYTE $0xE2; BYTE $0x72; BYTE $0x5C; BYTE $0xD8 // tdpbf16ps %tmm1,%tmm0,%tmm3
+#define PF2 BYTE $0xC4; BYTE $0xE2; BYTE $0x72; BYTE $0x5C; BYTE $0xE0 // tdpbf16ps %tmm1,%tmm0,%tmm4
+#define PF3 BYTE $0xC4; BYTE $0xE2; BYTE $0x72; BYTE $0x5C; BYTE $0xE8 // tdpbf16ps %tmm1,%tmm0,%tmm5
+
+TEXT ·amxPeak(SB), NOSPLIT, $0-24
+	MOVQ cfg+16(FP), AX
+	LDTILECFG_AX
+	PZERO0
+	PZERO1
+	PZERO2
+	PZERO3
+	PZERO4
+	PZERO5
+	MOVQ n+0(FP), CX
+	MOVBLZX bf16+8(FP), DX
+	TESTQ DX, DX
+	JNZ floop
+iloop:
+	PI0
+	PI1
+	PI2
+	PI3
+	DECQ CX
+	JNZ iloop
+	TILERELEASE
+	RET
+floop:
+	PF0
+	PF1
+	PF2
+	PF3
+	DECQ CX
+	JNZ floop
+	TILERELEASE
+	RET

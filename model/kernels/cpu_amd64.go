@@ -11,16 +11,25 @@ import (
 )
 
 // archLevels returns the assembly levels this CPU supports, lowest first:
-// avx2 (AVX2+FMA+F16C vector kernels), then amx (the avx2 vector kernels
-// plus AMX tile kernels for prefill) when the CPU, the OS and a probe agree
-// (amx_amd64.go). amxErr keeps the reason AMX is not offered.
+// avx2 (AVX2+FMA+F16C vector kernels), avx512 (AVX-512 F/BW/VL + VNNI
+// kernels over the avx2 table, avx512_amd64.go), then amx (the vector
+// kernels below plus AMX tile kernels for prefill) when the CPU, the OS and
+// a probe agree (amx_amd64.go). avx512Err and amxErr keep the reasons a
+// level is not offered.
 func archLevels() []level {
 	if !(cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C) {
-		amxErr = errors.New("the CPU lacks AVX2/FMA/F16C")
+		avx512Err = errors.New("the CPU lacks AVX2/FMA/F16C")
+		amxErr = avx512Err
 		return nil
 	}
 	ls := []level{{name: "avx2", tab: avx2Table}}
-	if l, err := amxLevel(avx2Table); err != nil {
+	if avx512Err = avx512Missing(); avx512Err != nil {
+		amxErr = avx512Err
+		return ls
+	}
+	avx512Table := newAVX512Table(cpu.X86.HasAVX512BF16)
+	ls = append(ls, level{name: "avx512", tab: avx512Table})
+	if l, err := amxLevel(avx512Table); err != nil {
 		amxErr = err
 	} else {
 		ls = append(ls, l)

@@ -2,8 +2,9 @@
 // products (MatVec*) and their batched, row-tiled form for prefill (MatMul*)
 // for every weight type droidgo runs (Q4_K, Q6_K, Q5_K, Q8_0, Q4_0, BF16, F16,
 // F32), Q8_K activation quantisation, and small f32 helpers for attention,
-// written in Go assembly for amd64 (AVX2+FMA+F16C) and arm64 (NEON, SDOT where
-// the CPU has dotprod), with the pure-Go references of package quant as the
+// written in Go assembly for amd64 (AVX2+FMA+F16C; AVX-512 VNNI and AMX
+// matrix-matrix kernels for prefill where the CPU has them) and arm64 (NEON,
+// SDOT where the CPU has dotprod), with the pure-Go references of package quant as the
 // fallback everywhere.
 //
 // Every entry point has exactly the semantics of the matching quant.Dot*
@@ -13,7 +14,7 @@
 //
 // The instruction set is chosen once at start-up: the best level the CPU
 // supports, lowered by the environment variable DROIDGO_ISA
-// (generic|avx2|amx on amd64, generic|neon|dotprod|i8mm on arm64). A level is
+// (generic|avx2|avx512|amx on amd64, generic|neon|dotprod|i8mm on arm64). A level is
 // only ever selectable when every kernel it installs is covered by this
 // package's tests against the references.
 //

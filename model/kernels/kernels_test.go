@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -32,6 +33,32 @@ func forEachLevel(t *testing.T, f func(t *testing.T)) {
 			t.Fatal(err)
 		}
 		t.Run(l, f)
+	}
+	for _, m := range missingLevels() {
+		t.Run(m.name, func(t *testing.T) {
+			if os.Getenv("DROIDGO_REQUIRE_ISA") == m.name {
+				t.Fatalf("DROIDGO_REQUIRE_ISA=%s but the level is not available: %v", m.name, m.err)
+			}
+			t.Skipf("level %s NOT tested: %v (set DROIDGO_REQUIRE_ISA=%s to make this fail)", m.name, m.err, m.name)
+		})
+	}
+}
+
+// missingLevel is a level of this architecture the CPU cannot run, and why.
+type missingLevel struct {
+	name string
+	err  error
+}
+
+// TestRequiredISA fails when DROIDGO_REQUIRE_ISA names a level this CPU
+// does not offer, even for a name no test helper knows.
+func TestRequiredISA(t *testing.T) {
+	want := os.Getenv("DROIDGO_REQUIRE_ISA")
+	if want == "" {
+		t.Skip("DROIDGO_REQUIRE_ISA not set")
+	}
+	if !slices.Contains(Levels(), want) {
+		t.Fatalf("DROIDGO_REQUIRE_ISA=%s, but this CPU offers only %v", want, Levels())
 	}
 }
 
@@ -190,6 +217,13 @@ func makeQ80(r *rand.Rand, nb int, mode string) []quant.BlockQ8_0 {
 // rounding error any accumulation order can make.
 func magnitude(t *testing.T, lay layout, row []byte, acts []float32) float64 {
 	t.Helper()
+	return magnitudeOf(absWeights(t, lay, row, len(acts)), acts)
+}
+
+// absWeights returns |w| of every weight of row, the scale and the min
+// parts (K-quants) taken apart, for magnitudeOf.
+func absWeights(t *testing.T, lay layout, row []byte, n int) []float64 {
+	t.Helper()
 	part := func(zeroOff int) []float32 {
 		c := append([]byte(nil), row...)
 		if zeroOff >= 0 {
@@ -197,7 +231,7 @@ func magnitude(t *testing.T, lay layout, row []byte, acts []float32) float64 {
 				putF16(c[b*lay.bs+zeroOff:], 0)
 			}
 		}
-		out := make([]float32, len(acts))
+		out := make([]float32, n)
 		if err := quant.DequantizeRow(lay.typ, c, out); err != nil {
 			t.Fatal(err)
 		}
@@ -208,13 +242,21 @@ func magnitude(t *testing.T, lay layout, row []byte, acts []float32) float64 {
 	if lay.dminOff >= 0 {
 		wm = part(lay.dOff)
 	}
+	v := make([]float64, n)
+	for k := range v {
+		v[k] = math.Abs(float64(wd[k]))
+		if wm != nil {
+			v[k] += math.Abs(float64(wm[k]))
+		}
+	}
+	return v
+}
+
+// magnitudeOf is the sum of |w*x|, the scale of a dot product's rounding.
+func magnitudeOf(w []float64, acts []float32) float64 {
 	var m float64
 	for k, x := range acts {
-		v := math.Abs(float64(wd[k]))
-		if wm != nil {
-			v += math.Abs(float64(wm[k]))
-		}
-		m += v * math.Abs(float64(x))
+		m += w[k] * math.Abs(float64(x))
 	}
 	return m
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -154,7 +155,8 @@ func TestX8RowsMustBeWholeGroups(t *testing.T) {
 }
 
 // BenchmarkMatVecX8 compares the interleaved kernels with the plain ones on
-// the same matrices at the best level (GB/s of weight bytes): an FFN shape
+// the same matrices at every assembly level (GB/s of weight bytes, also per
+// second of thread CPU time): an FFN shape
 // streamed from memory and a 128x2048 matrix that stays in L2.
 func BenchmarkMatVecX8(b *testing.B) {
 	r := rand.New(rand.NewPCG(27, 28))
@@ -175,12 +177,27 @@ func BenchmarkMatVecX8(b *testing.B) {
 				w    []byte
 				mv   func([]byte, int, []quant.BlockQ8K, []float32)
 			}{{"plain", w, plain}, {"x8", x, k.mv}} {
-				b.Run(fmt.Sprintf("%v/%dx%d/%s", k.typ, rows, cols, v.name), func(b *testing.B) {
-					b.SetBytes(int64(len(w)))
-					for b.Loop() {
-						v.mv(v.w, rows, a, out)
+				for _, l := range Levels() {
+					if l == "generic" {
+						continue
 					}
-				})
+					b.Run(fmt.Sprintf("%v/%dx%d/%s/%s", k.typ, rows, cols, v.name, l), func(b *testing.B) {
+						if err := SetISA(l); err != nil {
+							b.Fatal(err)
+						}
+						defer SetISA(Levels()[len(Levels())-1])
+						b.SetBytes(int64(len(w)))
+						runtime.LockOSThread()
+						defer runtime.UnlockOSThread()
+						cpu0 := threadCPU()
+						for b.Loop() {
+							v.mv(v.w, rows, a, out)
+						}
+						if cpu := (threadCPU() - cpu0).Seconds(); cpu > 0 {
+							b.ReportMetric(float64(b.N)*float64(len(w))/cpu/1e9, "GB/cpu-s")
+						}
+					})
+				}
 			}
 		}
 	}

@@ -84,6 +84,57 @@ func (k *constraint) viable(text []byte) bool {
 	return ok
 }
 
+// maxForced bounds the bytes forced returns at once.
+const maxForced = 96
+
+// forced returns the text that must follow the answer, byte by byte as
+// long as exactly one byte can come next (e.g. after a tool with a single
+// parameter, "<arg_key>index</arg_key><arg_value>"), stopping where the
+// call is complete or a choice remains.
+func (k *constraint) forced() []byte {
+	if k.complete {
+		return nil
+	}
+	next := -1
+	for c, ok := range k.firstOK {
+		if ok {
+			if next >= 0 {
+				return nil
+			}
+			next = c
+		}
+	}
+	if next < 0 {
+		return nil
+	}
+	text := append(k.buf[:0], k.answer...)
+	text = append(text, byte(next))
+	for len(text)-len(k.answer) < maxForced {
+		if _, done := k.c.Check(string(text)); done {
+			break
+		}
+		next = -1
+		text = append(text, 0)
+		for c := range 256 {
+			text[len(text)-1] = byte(c)
+			if k.viable(text) {
+				if next >= 0 {
+					next = -2
+					break
+				}
+				next = c
+			}
+		}
+		text = text[:len(text)-1]
+		if next < 0 {
+			break
+		}
+		text = append(text, byte(next))
+	}
+	k.buf = text
+	return append([]byte(nil), text[len(k.answer):]...)
+}
+
 // utf8Completion returns the shortest bytes that complete the incomplete
 // character at the end of b (valid UTF-8 up to it), or nil.
 func utf8Completion(b []byte) []byte {

@@ -8,7 +8,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/local/localtest"
+	"github.com/droidgo/droidgo/toolparse"
 )
 
 // candidates (the sorted-vocabulary walk and the first-byte filter) must
@@ -93,4 +95,36 @@ func FuzzUTF8Completion(f *testing.F) {
 			t.Fatalf("%q + %q is not valid", b, utf8Completion(b))
 		}
 	})
+}
+
+// What the constraint dictates is appended in one batch and counted as
+// forced, and the answer is still one valid call.
+func TestForcedTokensBatched(t *testing.T) {
+	tap := []action.Tool{action.Tools[0]}
+	req := model.ChatRequest{
+		Messages:     agentMessages(nil, screen1),
+		Tools:        tap,
+		MaxTokens:    40,
+		Constrain:    true,
+		ValidIndices: []int{0, 1, 2},
+	}
+	path := localtest.Model(t, 1)
+	for _, unbatched := range []bool{false, true} {
+		o := run(t, open(t, path, Options{Unbatched: unbatched}), req, 0)
+		res := toolparse.Parse(o.content, toolparse.Options{Tools: tap})
+		if len(res.Calls) != 1 || len(res.Errors) != 0 {
+			t.Errorf("unbatched=%v: answer %q parsed as %+v", unbatched, o.content, res)
+		}
+		switch {
+		case unbatched && o.stats.ForcedTokens != 0:
+			t.Errorf("unbatched: %d tokens forced", o.stats.ForcedTokens)
+		case !unbatched && !strings.Contains(o.content, "<tool_call>tap<arg_key>index</arg_key><arg_value>"):
+			t.Errorf("answer %q", o.content)
+		case !unbatched && (o.stats.ForcedTokens < 4 || o.stats.ForcedTokens >= o.stats.GeneratedTokens):
+			// "tap<arg_key>index</arg_key><arg_value>" after <tool_call>,
+			// and "</arg_value></tool_call>" after the index.
+			t.Errorf("%d of %d tokens forced", o.stats.ForcedTokens, o.stats.GeneratedTokens)
+		}
+		t.Logf("unbatched=%v: %q: %d tokens, %d forced", unbatched, o.content, o.stats.GeneratedTokens, o.stats.ForcedTokens)
+	}
 }

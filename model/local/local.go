@@ -13,6 +13,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/chat"
+	"github.com/droidgo/droidgo/model/kvcache"
 	"github.com/droidgo/droidgo/model/spark"
 	"github.com/droidgo/droidgo/model/tokenizer"
 )
@@ -62,9 +64,24 @@ type Options struct {
 	MaxContext int
 	// Batch is the engine's prefill chunk (0: the engine's default).
 	Batch int
-	// Repack interleaves the Q4_K and Q6_K weights in the background after
-	// loading (spark.Model.StartRepack), where this CPU has kernels for it.
+	// Repack interleaves the Q4_K and Q6_K weights in the background
+	// (spark.Model.StartRepack), where this CPU has kernels for it,
+	// starting once the first prompt is prefilled.
 	Repack bool
+	// Unbatched turns off the batching of dictated answer tokens: every
+	// answer token is then chosen and evaluated on its own, as before
+	// (a measuring aid for `droidgo bench agent`).
+	Unbatched bool
+	// KV is the engine's KV cache type (default f16).
+	KV spark.KVType
+	// PromptCache, when set, keeps the fixed prompt prefix's KV state on
+	// disk between runs.
+	PromptCache *kvcache.Cache
+	// Warn receives warnings that arise while answering (a damaged prompt
+	// cache entry); nil drops them.
+	Warn func(string)
+
+	ringSlack int // tests: overrides agentRingSlack
 }
 
 // Backend runs one Spark model in-process. It implements model.Backend.
@@ -87,6 +104,12 @@ type Backend struct {
 	// it as a trie.
 	sorted []int32
 
+	path     string
+	cache    *kvcache.Cache
+	identity []byte // the model file's, for prompt cache keys
+	snap     *spark.State
+	repack   bool // the background repack is still to be started
+
 	busy chan struct{}
 	// closed is set by Close; guarded by busy.
 	closed bool
@@ -108,12 +131,10 @@ func Open(path string, opts Options) (*Backend, error) {
 		m.Close()
 		return nil, err
 	}
-	if opts.Repack {
-		if _, err := m.StartRepack(); err != nil {
-			// The model works as loaded; only the speed-up is lost.
-			b.warnings = append(b.warnings, fmt.Sprintf("weights not repacked: %v", err))
-		}
-	}
+	// The repack starts after the first prompt is prefilled (start), so
+	// that it does not compete with the prefill for the cores: the time
+	// to the first token is what a person waits for.
+	b.repack = opts.Repack
 	return b, nil
 }
 
@@ -136,7 +157,12 @@ func newBackend(path string, m *spark.Model, opts Options) (*Backend, error) {
 		m:    m,
 		tok:  tok,
 		opts: opts,
+		path: path,
 		busy: make(chan struct{}, 1),
+	}
+	if opts.PromptCache != nil {
+		b.cache = opts.PromptCache
+		b.identity = identityBytes(path)
 	}
 	b.eos = tok.EOS()
 	if id, ok := tok.ID("<｜end▁of▁sentence｜>"); ok {
@@ -169,7 +195,7 @@ func newBackend(path string, m *spark.Model, opts Options) (*Backend, error) {
 		}
 	}
 	b.sorted = sortedByPiece(tok)
-	eng, err := spark.NewEngine(m, spark.Options{Threads: opts.Threads, GELU: opts.GELU, MaxContext: opts.MaxContext, Batch: opts.Batch, RingSlack: agentRingSlack})
+	eng, err := spark.NewEngine(m, spark.Options{Threads: opts.Threads, GELU: opts.GELU, MaxContext: opts.MaxContext, Batch: opts.Batch, RingSlack: cmp.Or(opts.ringSlack, agentRingSlack), KV: opts.KV})
 	if err != nil {
 		return nil, err
 	}
@@ -184,12 +210,21 @@ func newBackend(path string, m *spark.Model, opts Options) (*Backend, error) {
 	return b, nil
 }
 
+func (b *Backend) warn(msg string) {
+	if b.opts.Warn != nil {
+		b.opts.Warn(msg)
+	}
+}
+
 // Name returns "spark:" and the model file's base name.
 func (b *Backend) Name() string { return b.name }
 
 // Warnings lists problems found while opening the model that did not stop
 // it from loading (e.g. an unofficial chat template).
 func (b *Backend) Warnings() []string { return append([]string(nil), b.warnings...) }
+
+// Threads returns the number of threads the engine computes with.
+func (b *Backend) Threads() int { return b.eng.Threads() }
 
 // Tokenizer returns the model's tokenizer.
 func (b *Backend) Tokenizer() *tokenizer.Tokenizer { return b.tok }
@@ -254,7 +289,7 @@ func (b *Backend) start(ctx context.Context, req model.ChatRequest, release func
 	if b.closed {
 		return nil, errClosed
 	}
-	text, err := chat.Render(req.Messages, req.Tools, chat.Options{Thinking: req.Think, AddGenerationPrompt: true})
+	text, err := b.render(req)
 	if err != nil {
 		return nil, fmt.Errorf("render prompt: %w", err)
 	}
@@ -299,17 +334,40 @@ func (b *Backend) start(ctx context.Context, req model.ChatRequest, release func
 	}
 	s.maxTokens = max(1, min(s.maxTokens, room))
 
-	kept := b.eng.Reuse(toks)
 	t0 := time.Now()
-	logits, err := b.eng.Eval(ctx, toks[kept:], spark.LogitsLast)
-	s.stats = model.Stats{PromptTokens: len(toks), CachedTokens: kept, Prefill: time.Since(t0)}
+	kept := b.eng.Reuse(toks)
+	held, disk := kept, 0
+	if pre := b.prefixLen(req, toks); kept < pre {
+		// The cache lost the prefix (a long turn went past the rings) or
+		// never had it.
+		held, kept, disk, err = b.resume(ctx, toks[:pre], kept)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("prefill the %d prompt tokens of the fixed prefix: %w", pre, err)
+		}
+	}
+	var logits []float32
+	logits, err = b.eng.Eval(ctx, toks[held:], spark.LogitsLast)
+	s.stats = model.Stats{PromptTokens: len(toks), CachedTokens: kept, DiskTokens: disk, Prefill: time.Since(t0)}
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("prefill %d prompt tokens: %w", len(toks)-kept, err)
+		return nil, fmt.Errorf("prefill %d prompt tokens: %w", len(toks)-held, err)
 	}
 	s.logits = logits
 	s.feed = -1
+	if b.repack {
+		b.repack = false
+		if _, err := b.m.StartRepack(); err != nil {
+			// The model works as loaded; only the speed-up is lost.
+			b.warn(fmt.Sprintf("weights not repacked: %v", err))
+		}
+	}
 	return s, nil
+}
+
+// render renders the whole prompt of req.
+func (b *Backend) render(req model.ChatRequest) (string, error) {
+	return chat.Render(req.Messages, req.Tools, chat.Options{Thinking: req.Think, AddGenerationPrompt: true})
 }
 
 func sortedByPiece(tok *tokenizer.Tokenizer) []int32 {

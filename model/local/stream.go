@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/sample"
@@ -40,10 +42,14 @@ type stream struct {
 	generated int
 	logits    []float32 // the logits the next token is chosen from
 	feed      int       // a chosen token not yet evaluated, or -1
-	done      bool      // the turn ended; only a flush may remain
-	flushed   bool
-	closed    bool
-	err       error
+	// force holds answer tokens the constraint dictates, to be emitted
+	// next; batch those emitted but not yet evaluated: they go through
+	// the engine with feed in one forward pass.
+	force, batch, in []int
+	done             bool // the turn ended; only a flush may remain
+	flushed          bool
+	closed           bool
+	err              error
 
 	statsMu sync.Mutex
 	stats   model.Stats
@@ -76,8 +82,20 @@ func (s *stream) Next() (model.Delta, error) {
 			return model.Delta{}, s.fail(err)
 		}
 		t0 := time.Now()
+		if len(s.force) > 0 {
+			d, ok := s.takeForced()
+			s.addDecode(time.Since(t0), 0, false)
+			if ok {
+				return d, nil
+			}
+			continue
+		}
+		var fwd time.Duration
 		if s.feed >= 0 {
-			logits, err := s.b.eng.Eval(s.ctx, []int{s.feed}, spark.LogitsLast)
+			s.in = append(append(s.in[:0], s.feed), s.batch...)
+			s.batch = s.batch[:0]
+			logits, err := s.b.eng.EvalTo(s.ctx, s.in, spark.LogitsLast, s.logits)
+			fwd = time.Since(t0)
 			if err != nil {
 				if s.ctx.Err() != nil {
 					err = s.ctx.Err()
@@ -86,12 +104,15 @@ func (s *stream) Next() (model.Delta, error) {
 			}
 			s.logits, s.feed = logits, -1
 		}
+		think := s.inThink
 		id, err := s.choose()
-		s.addDecode(time.Since(t0))
 		if err != nil {
+			s.addDecode(time.Since(t0), fwd, think)
 			return model.Delta{}, s.fail(err)
 		}
-		if d, ok := s.take(id); ok {
+		d, ok := s.take(id)
+		s.addDecode(time.Since(t0), fwd, think)
+		if ok {
 			return d, nil
 		}
 	}
@@ -153,6 +174,9 @@ func (s *stream) take(id int) (model.Delta, bool) {
 	s.generated++
 	s.statsMu.Lock()
 	s.stats.GeneratedTokens = s.generated
+	if s.inThink {
+		s.stats.ThinkTokens++
+	}
 	s.statsMu.Unlock()
 	if id == b.eos {
 		s.finish()
@@ -177,8 +201,66 @@ func (s *stream) take(id int) (model.Delta, bool) {
 		// (a decode step on a real model); it is not fed, like EOS.
 		s.feed = -1
 		s.finish()
+	} else if !s.inThink && s.cons != nil && !s.b.opts.Unbatched {
+		s.force = s.forcedTokens()
 	}
 	return d, ok
+}
+
+// forcedTokens returns the tokens of the text the constraint dictates
+// after the answer so far, or nil. The text is tokenized as the prompt
+// would be (special tags become their tokens), and used only if the
+// tokens spell it exactly and fit the turn's budget.
+func (s *stream) forcedTokens() []int {
+	text := s.cons.forced()
+	for len(text) > 0 && !utf8.Valid(text) {
+		text = text[:len(text)-1] // never split a character
+	}
+	if len(text) == 0 {
+		return nil
+	}
+	toks := s.b.tok.Encode(string(text), true)
+	if len(toks) == 0 || s.generated+len(toks) > s.maxTokens+closingGrace {
+		return nil
+	}
+	var spelled []byte
+	for _, id := range toks {
+		if id == s.b.eos || id < 0 || id >= len(s.b.first) {
+			return nil
+		}
+		spelled = append(spelled, s.b.tok.Piece(id)...)
+	}
+	if string(spelled) != string(text) {
+		return nil
+	}
+	return toks
+}
+
+// takeForced emits the forced tokens as one delta. They are evaluated
+// together with the token before them at the next step, in one forward
+// pass, unless the call is then complete and nothing needs their logits.
+func (s *stream) takeForced() (model.Delta, bool) {
+	toks := s.force
+	s.force = nil
+	var text strings.Builder
+	for _, id := range toks {
+		s.cons.add(id)
+		text.WriteString(s.dec.Add(id))
+	}
+	s.generated += len(toks)
+	s.statsMu.Lock()
+	s.stats.GeneratedTokens = s.generated
+	s.stats.ForcedTokens += len(toks)
+	s.statsMu.Unlock()
+	s.batch = append(s.batch[:0], toks...)
+	if s.last() {
+		s.feed = -1
+		s.batch = s.batch[:0]
+		s.finish()
+	} else {
+		s.force = s.forcedTokens()
+	}
+	return s.text(text.String())
 }
 
 // last reports whether the turn cannot go on after the token just taken:
@@ -216,9 +298,17 @@ func (s *stream) fail(err error) error {
 	return err
 }
 
-func (s *stream) addDecode(d time.Duration) {
+// addDecode accounts d of decoding, fwd of it in the forward pass, to the
+// reasoning or the answer.
+func (s *stream) addDecode(d, fwd time.Duration, think bool) {
 	s.statsMu.Lock()
 	s.stats.Decode += d
+	s.stats.Forward += fwd
+	if think {
+		s.stats.Think += d
+	} else {
+		s.stats.Answer += d
+	}
 	s.statsMu.Unlock()
 }
 

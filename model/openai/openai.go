@@ -114,8 +114,18 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(models) == 0 {
+		switch {
+		case len(models) == 0:
 			return nil, fmt.Errorf("%s serves no models", b.endpoint("models"))
+		case len(models) > 1:
+			// Taking the first would run the task on a model the user may
+			// not have meant.
+			names := models
+			more := ""
+			if len(names) > 10 {
+				names, more = names[:10], fmt.Sprintf(" and %d more", len(models)-10)
+			}
+			return nil, fmt.Errorf("%s serves %d models (%s%s); say which with --model-name", b.endpoint("models"), len(models), strings.Join(names, ", "), more)
 		}
 		b.model = models[0]
 	}
@@ -313,9 +323,9 @@ func (b *Backend) Chat(ctx context.Context, req model.ChatRequest) (model.Stream
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.Contains(ct, "text/event-stream") && strings.Contains(ct, "json") {
 		// Some servers ignore "stream" and answer with one JSON object.
-		return newWholeStream(resp)
+		return newWholeStream(resp, req.MaxTokens)
 	}
-	return newSSEStream(ctx, resp, b.cfg.IdleTimeout, req.Think), nil
+	return newSSEStream(ctx, resp, b.cfg.IdleTimeout, req.Think, req.MaxTokens), nil
 }
 
 type wireFunction struct {

@@ -56,6 +56,32 @@ type partialCall struct {
 	args strings.Builder
 }
 
+// Client-side bounds on what a server may send, whatever it was asked:
+// a server that ignores max_tokens, or sends one endless line, must not
+// take droidgo's memory with it.
+const (
+	// maxLine bounds one SSE line (one chunk, or a whole answer sent as
+	// one data line).
+	maxLine = 2 << 20
+	// maxAnswer bounds the text of one turn (reasoning, answer and tool
+	// call arguments): a small model's longest turn is tens of kilobytes.
+	maxAnswer = 1 << 20
+	// maxWhole bounds a non-streamed JSON answer.
+	maxWhole = maxLine
+	// maxStream bounds the bytes of one streamed turn, whatever they carry:
+	// a server sending keep-alive comments or empty chunks without end
+	// would otherwise hold the run forever. A real turn of thousands of
+	// one-token chunks is a few megabytes.
+	maxStream = 64 << 20
+)
+
+// errLineTooLong is the error of an SSE line over maxLine, errStreamTooLong
+// that of a turn over maxStream.
+var (
+	errLineTooLong   = fmt.Errorf("%w: the server sent a line longer than %d MiB", ErrStreamBroken, maxLine>>20)
+	errStreamTooLong = fmt.Errorf("%w: the server sent %d MiB without finishing the answer", ErrStreamBroken, maxStream>>20)
+)
+
 // sseStream reads a text/event-stream answer.
 type sseStream struct {
 	ctx     context.Context
@@ -78,18 +104,27 @@ type sseStream struct {
 	// content after them can be marked as the end of the reasoning.
 	inReasoning bool
 
+	// maxTokens is the turn's token budget (0: none), enforced here by
+	// counting content chunks, which servers send one token at a time;
+	// chunks and bytes count what arrived whatever the server's usage says.
+	maxTokens int
+	chunks    int
+	bytes     int
+	read      int // bytes of the body read
+
 	start, first time.Time
 	stats        model.Stats
 }
 
-func newSSEStream(ctx context.Context, resp *http.Response, idle time.Duration, think bool) *sseStream {
+func newSSEStream(ctx context.Context, resp *http.Response, idle time.Duration, think bool, maxTokens int) *sseStream {
 	s := &sseStream{
-		ctx:   ctx,
-		body:  resp.Body,
-		lines: bufio.NewReaderSize(resp.Body, 64<<10),
-		idle:  idle,
-		calls: map[int]*partialCall{},
-		start: time.Now(),
+		ctx:       ctx,
+		body:      resp.Body,
+		lines:     bufio.NewReaderSize(resp.Body, 64<<10),
+		idle:      idle,
+		calls:     map[int]*partialCall{},
+		start:     time.Now(),
+		maxTokens: maxTokens,
 	}
 	if think {
 		s.split = toolparse.NewSplitter(true)
@@ -127,8 +162,11 @@ func (s *sseStream) Next() (model.Delta, error) {
 
 // readEvent reads one SSE line and queues what it carries.
 func (s *sseStream) readEvent() error {
-	line, err := s.lines.ReadString('\n')
-	s.timer.Reset(s.idle)
+	line, err := s.readLine()
+	if errors.Is(err, errLineTooLong) || errors.Is(err, errStreamTooLong) {
+		s.body.Close()
+		return err
+	}
 	if err != nil {
 		if line != "" && err == io.EOF {
 			// A last line without newline still counts.
@@ -139,6 +177,36 @@ func (s *sseStream) readEvent() error {
 		return s.end(err)
 	}
 	return s.handleLine(strings.TrimRight(line, "\r\n"))
+}
+
+// readLine reads one line of at most maxLine bytes.
+func (s *sseStream) readLine() (string, error) {
+	var line []byte
+	for {
+		frag, err := s.lines.ReadSlice('\n')
+		s.timer.Reset(s.idle)
+		if len(line)+len(frag) > maxLine {
+			return "", errLineTooLong
+		}
+		if s.read += len(frag); s.read > maxStream {
+			return "", errStreamTooLong
+		}
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			return string(line), err
+		}
+	}
+}
+
+// stop ends the turn on droidgo's side: the text so far is the answer,
+// the body is closed so the server stops sending, and why goes into the
+// stats for the loop to show.
+func (s *sseStream) stop(why string) {
+	s.stats.Stopped = why
+	s.finished = true
+	s.flushCalls()
+	s.done = true
+	s.body.Close()
 }
 
 func (s *sseStream) end(readErr error) error {
@@ -214,8 +282,26 @@ func (s *sseStream) addDelta(d wireDelta) {
 		}
 		return *p
 	}
+	if s.done {
+		return // stopped by a bound: the rest of the line is not taken
+	}
 	r := text(d.ReasoningContent) + text(d.Reasoning)
 	c := text(d.Content)
+	s.bytes += len(r) + len(c)
+	for _, tc := range d.ToolCalls {
+		s.bytes += len(tc.Function.Name) + len(tc.Function.Arguments)
+	}
+	if r != "" || c != "" {
+		s.chunks++
+	}
+	switch {
+	case s.maxTokens > 0 && s.chunks > s.maxTokens:
+		s.stop(fmt.Sprintf("the server sent more than the %d tokens asked for (it ignores max_tokens); droidgo stopped reading and closed the stream", s.maxTokens))
+		return
+	case s.bytes > maxAnswer:
+		s.stop(fmt.Sprintf("the server's answer passed %d MiB; droidgo stopped reading and closed the stream", maxAnswer>>20))
+		return
+	}
 	if r != "" || c != "" {
 		now := time.Now()
 		if s.first.IsZero() {
@@ -351,13 +437,16 @@ func (s *sseStream) Close() error {
 func (s *sseStream) Stats() model.Stats { return s.stats }
 
 // newWholeStream serves a non-streamed JSON answer as a stream.
-func newWholeStream(resp *http.Response) (model.Stream, error) {
+func newWholeStream(resp *http.Response, maxTokens int) (model.Stream, error) {
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxWhole+1))
 	if err != nil {
 		return nil, fmt.Errorf("read answer: %w", err)
 	}
-	s := &sseStream{body: io.NopCloser(strings.NewReader("")), calls: map[int]*partialCall{}, start: time.Now(), timer: time.NewTimer(time.Hour)}
+	if len(raw) > maxWhole {
+		return nil, fmt.Errorf("%w: the server's answer is larger than %d MiB", ErrStreamBroken, maxWhole>>20)
+	}
+	s := &sseStream{body: io.NopCloser(strings.NewReader("")), calls: map[int]*partialCall{}, start: time.Now(), timer: time.NewTimer(time.Hour), maxTokens: maxTokens}
 	s.lines = bufio.NewReader(strings.NewReader(""))
 	if err := s.handleLine("data: " + string(raw)); err != nil {
 		return nil, err

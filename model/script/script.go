@@ -15,6 +15,8 @@
 // The newline before the next turn line is not part of the turn.
 //
 // Each Chat call consumes the next turn; a call after the last one fails.
+// A turn stops after ChatRequest.MaxTokens tokens when that is set, as a
+// model's output would.
 // With thinking off (ChatRequest.Think false) the reasoning up to and
 // including the first "</think>" is skipped, as a model prompted with
 // thinking off would not produce it.
@@ -70,6 +72,12 @@ const ScreenMarker = "Current screen"
 
 // TurnSeparator starts a turn.
 const TurnSeparator = "--- turn"
+
+// ErrMisfit is wrapped by the errors of a script that does not fit the run
+// it is played in: it has no turn left, or a placeholder names an element
+// the screen does not have. The script's model has gone off its path, so
+// a benchmark counts it as the model failing, not as a broken backend.
+var ErrMisfit = errors.New("the script does not fit this run")
 
 // Options tune playback.
 type Options struct {
@@ -220,7 +228,7 @@ func (b *Backend) Chat(ctx context.Context, req model.ChatRequest) (model.Stream
 	n := b.next
 	if n >= len(b.script.Turns) {
 		b.mu.Unlock()
-		return nil, fmt.Errorf("script %s has no turn %d (it has %d)", b.script.Name, n+1, len(b.script.Turns))
+		return nil, fmt.Errorf("script %s has no turn %d (it has %d): %w", b.script.Name, n+1, len(b.script.Turns), ErrMisfit)
 	}
 	b.next++
 	b.mu.Unlock()
@@ -245,6 +253,7 @@ func (b *Backend) Chat(ctx context.Context, req model.ChatRequest) (model.Stream
 		splitter: toolparse.NewSplitter(req.Think),
 		think:    req.Think,
 		prompt:   prompt,
+		max:      req.MaxTokens,
 	}, nil
 }
 
@@ -303,6 +312,7 @@ type stream struct {
 
 	prompt    int
 	generated int
+	max       int // ChatRequest.MaxTokens: the turn ends there, as an engine's does
 	start     time.Time
 	decode    time.Duration
 	done      bool
@@ -323,7 +333,7 @@ func (s *stream) Next() (model.Delta, error) {
 		if s.done {
 			return model.Delta{}, io.EOF
 		}
-		if s.pos >= len(s.tokens) {
+		if s.pos >= len(s.tokens) || s.max > 0 && s.generated >= s.max {
 			s.done = true
 			reasoning, content := s.splitter.Flush()
 			if reasoning != "" {
@@ -427,7 +437,7 @@ func resolve(turn, user string) (string, error) {
 				if kind != "" {
 					what += fmt.Sprintf(" (%s)", kind)
 				}
-				firstErr = fmt.Errorf("no element %s on the screen", what)
+				firstErr = fmt.Errorf("no element %s on the screen: %w", what, ErrMisfit)
 			}
 			return m
 		}

@@ -299,3 +299,17 @@ func FuzzParse(f *testing.F) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+// A turn stops at ChatRequest.MaxTokens, as a model's output is cut there.
+func TestMaxTokensCutsTheTurn(t *testing.T) {
+	s := &Script{Name: "t", Turns: []string{"one two three four five six</think><tool_call>wait</tool_call>"}}
+	msgs := []model.Message{{Role: model.RoleUser, Content: screenMsg}}
+	r, c, closed, _ := play(t, New(s, Options{}), model.ChatRequest{Messages: msgs, Think: true, MaxTokens: 3}, 0)
+	if r != "one two three" || c != "" || closed {
+		t.Errorf("cut at 3: reasoning %q, content %q, closed %v", r, c, closed)
+	}
+	r, c, closed, _ = play(t, New(s, Options{}), model.ChatRequest{Messages: msgs, Think: true, MaxTokens: 100}, 0)
+	if r != "one two three four five six" || !closed || c != "<tool_call>wait</tool_call>" {
+		t.Errorf("not cut: reasoning %q, content %q, closed %v", r, c, closed)
+	}
+}

@@ -45,6 +45,8 @@ type Options struct {
 	// agent whose prompts change after a long fixed prefix wants more.
 	// Memory grows only as positions are used.
 	RingSlack int
+	// KV is the element type of the KV cache (default f16).
+	KV KVType
 
 	// slack overrides RingSlack (tests use tiny rings to exercise wrapping).
 	slack int
@@ -61,8 +63,12 @@ const repackFirstTokens = 512
 const MaxThreads = 256
 
 type layerKV struct {
-	k, v    []float32 // [slot][KVHeads*HeadDim]
-	sliding bool
+	k, v []float32 // f32: [slot][KVHeads*HeadDim]
+	// f16: keys [head][slot][dim], values [head][dim][slot] (see kv.go),
+	// with room for cap slots
+	k16, v16 []byte
+	cap      int
+	sliding  bool
 }
 
 // Engine runs a Model with a KV cache that persists across calls.
@@ -108,10 +114,18 @@ type engine struct {
 	// hw is the highest position count ever written; ring slots below
 	// hw-ring have been overwritten even if the cache was truncated since.
 	hw int
+	// floor is the lowest position the sliding rings are known to hold
+	// since a Restore (whose state has only the last window).
+	floor int
 
 	// per-worker buffers: attention scores and dequantised rows
 	scores [][]float32
 	rowbuf [][]float32
+	q16    [][]float32 // a query rounded to f16
+	part   [][]float32 // one output element of each query head of a group
+	gsc    [][]float32 // f16 attention: scores of a group of query heads
+	gpb    [][]float32 // f16 attention: their weights over one run
+	runs   [][2]kvRun
 	rowb   []byte // the embedding row of a repacked Embed
 	kicked bool   // this engine has let the model's background repack start
 	// per-chunk buffers
@@ -167,9 +181,19 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 	width := max(c.Hidden, c.FFN, c.QDim())
 	e.scores = make([][]float32, p.threads)
 	e.rowbuf = make([][]float32, p.threads)
+	e.q16 = make([][]float32, p.threads)
+	e.part = make([][]float32, p.threads)
+	e.gsc = make([][]float32, p.threads)
+	e.gpb = make([][]float32, p.threads)
+	e.runs = make([][2]kvRun, p.threads)
 	for i := range e.scores {
 		e.scores[i] = make([]float32, min(e.maxCtx, 4096))
 		e.rowbuf[i] = make([]float32, width)
+		g := max(1, c.Heads/max(1, c.KVHeads))
+		e.q16[i] = make([]float32, g*c.HeadDim)
+		e.part[i] = make([]float32, g)
+		e.gsc[i] = make([]float32, g*min(e.maxCtx, 4096))
+		e.gpb[i] = make([]float32, len(e.gsc[i]))
 	}
 	E := &Engine{e}
 	runtime.AddCleanup(E, func(p *pool) { p.stop() }, p)
@@ -197,7 +221,39 @@ func (e *Engine) Len() int { return len(e.tokens) }
 func (e *Engine) Prefilled() int64 { return e.prefilled }
 
 // Reset clears the cache.
-func (e *Engine) Reset() { e.tokens, e.hw = e.tokens[:0], 0 }
+func (e *Engine) Reset() { e.tokens, e.hw, e.floor = e.tokens[:0], 0, 0 }
+
+// KV returns the element type of the KV cache.
+func (e *Engine) KV() KVType { return e.opts.KV }
+
+// Numerics describes everything about the engine besides the model that
+// changes the numbers it computes, for keys of cached results.
+// The weights' layout is part of it: the interleaved kernels of a repacked
+// model sum in another order than the file layout's. It is only stable
+// between Evals (each Eval may install repacked matrices first).
+func (e *Engine) Numerics() string {
+	layout := "file"
+	if e.interleaved() {
+		layout = "x8"
+	}
+	return fmt.Sprintf("kv=%s gelu=%s float=%v batch=%d isa=%s layout=%s", e.opts.KV, e.opts.GELU, e.opts.FloatActivations, e.opts.Batch, kernels.ISA(), layout)
+}
+
+// interleaved reports whether any weight is in the interleaved layout.
+func (e *engine) interleaved() bool {
+	if e.m.Output.x8 {
+		return true
+	}
+	for i := range e.m.Layers {
+		L := &e.m.Layers[i]
+		for _, w := range []*Weight{&L.QKV, &L.Gate, &L.Out, &L.FFNGate, &L.FFNUp, &L.FFNDown} {
+			if w.x8 {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // canKeep reports whether the first n cached positions can be kept without
 // recomputation: every sliding layer must still hold the keys that
@@ -207,6 +263,7 @@ func (e *Engine) canKeep(n int) bool {
 		return true
 	}
 	oldest := max(len(e.tokens), e.hw) - e.ring // positions below this were overwritten
+	oldest = max(oldest, e.floor)
 	return max(0, n-e.c.Window+1) >= oldest
 }
 
@@ -335,15 +392,23 @@ func (e *engine) ensureKV(l int, n int) {
 	if kv.sliding {
 		slots = min(n, e.ring)
 	}
-	if len(kv.k) >= slots*w {
+	if e.opts.KV == KVF16 {
+		if kv.cap >= slots {
+			return
+		}
+	} else if len(kv.k) >= slots*w {
 		return
 	}
 	// Grow full-attention caches geometrically (in 256-position pages).
-	newSlots := max(slots, len(kv.k)/w*2, 256)
+	newSlots := max(slots, len(kv.k)/w*2, 2*kv.cap, 256)
 	if kv.sliding {
 		newSlots = min(newSlots, e.ring)
 	} else {
 		newSlots = min(newSlots, e.maxCtx)
+	}
+	if e.opts.KV == KVF16 {
+		e.growF16(kv, newSlots)
+		return
 	}
 	nk := make([]float32, newSlots*w)
 	nv := make([]float32, newSlots*w)
@@ -459,7 +524,11 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 				e.inAtt.alloc(k)
 			}
 		}
-		e.dispatch(stepAttn, B*c.Heads)
+		if e.opts.KV == KVF16 {
+			e.dispatch(stepAttn, B*c.KVHeads)
+		} else {
+			e.dispatch(stepAttn, B*c.Heads)
+		}
 		if e.attKind != actF32 {
 			e.inAtt.have[e.attKind] = true
 		} else if !float {
@@ -570,6 +639,8 @@ func (e *engine) doQKV(w, ch int) {
 		s := e.slot(e.layer, e.p0+t)
 		switch off := ch*hd - QD; {
 		case off < 0:
+		case e.opts.KV == KVF16:
+			e.storeF16(kv, s, off/hd%c.KVHeads, off >= KD, v)
 		case off < KD:
 			copy(kv.k[s*KD+off:s*KD+off+hd], v)
 		default:
@@ -592,8 +663,25 @@ func (e *engine) doAttn(w, task int) {
 		first = max(0, pos-c.Window+1)
 	}
 	n := pos - first + 1
-	sc := e.scores[w][:n]
+	if e.opts.KV == KVF16 {
+		// task is (token, KV head): the query heads sharing it go
+		// together.
+		t, kh := task/c.KVHeads, task%c.KVHeads
+		pos := e.p0 + t
+		first := 0
+		if kv.sliding {
+			first = max(0, pos-c.Window+1)
+		}
+		e.attendF16(w, kv, kh, t, first, pos)
+		g := c.Heads / c.KVHeads
+		for h := kh * g; h < (kh+1)*g; h++ {
+			e.gateHead(t, h, e.att[t*QD+h*hd:t*QD+(h+1)*hd])
+		}
+		return
+	}
 	q := e.qkv[t*rows+h*hd : t*rows+(h+1)*hd]
+	o := e.att[t*QD+h*hd : t*QD+(h+1)*hd]
+	sc := e.scores[w][:n]
 	kh := (h / (c.Heads / c.KVHeads)) * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	e.slotRuns(first, n, func(j, s, m int) {
@@ -611,7 +699,6 @@ func (e *engine) doAttn(w, task int) {
 		sc[j] = p
 		sum += float64(p)
 	}
-	o := e.att[t*QD+h*hd : t*QD+(h+1)*hd]
 	clear(o)
 	inv := float32(1 / sum)
 	for j := range sc {
@@ -620,6 +707,15 @@ func (e *engine) doAttn(w, task int) {
 	e.slotRuns(first, n, func(j, s, m int) {
 		kernels.AxpyRows(sc[j:j+m], kv.v[s*KD+kh:], KD, o)
 	})
+	e.gateHead(t, h, o)
+}
+
+// gateHead applies head h's output gate to its attention output o (token
+// t) and encodes the head's slice for attn_output when heads are whole
+// encoding blocks.
+func (e *engine) gateHead(t, h int, o []float32) {
+	c := &e.c
+	hd := c.HeadDim
 	g := sigmoid(e.gate[t*c.Heads+h])
 	for i := range o {
 		o[i] *= g

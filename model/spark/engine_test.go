@@ -100,18 +100,37 @@ func TestEngineMatchesReference(t *testing.T) {
 		toks := randomTokens(3*m.Config.Window+5, m.Config.Vocab, 1)
 		ref := (&refModel{m: m, gelu: refGELUErf}).logits(toks)
 		// slack 4 makes the sliding rings (window+4 slots) wrap several times.
-		for _, opts := range []Options{{Threads: 1}, {Threads: 3, Batch: 4}, {Threads: 2, Batch: 1}, {Batch: 5, slack: 4}, {Batch: 1, slack: 1}} {
-			e, _ := NewEngine(m, opts)
-			got := evalAll(t, e, toks)
-			V := m.Config.Vocab
-			worst := 0.0
-			for p := range toks {
-				worst = math.Max(worst, maxAbsDiff(got[p*V:(p+1)*V], ref[p]))
-			}
-			// float32 accumulation over a few hundred terms per dot product,
-			// logits of std ~4.
-			if worst > 2e-3 {
-				t.Errorf("%s %+v: max |engine - reference| = %.3g", preset, opts, worst)
+		for _, kv := range []KVType{KVF32, KVF16} {
+			var first []float32
+			for _, opts := range []Options{{Threads: 1}, {Threads: 3, Batch: 4}, {Threads: 2, Batch: 1}, {Batch: 5, slack: 4}, {Batch: 1, slack: 1}} {
+				opts.KV = kv
+				e, _ := NewEngine(m, opts)
+				got := evalAll(t, e, toks)
+				V := m.Config.Vocab
+				worst := 0.0
+				for p := range toks {
+					worst = math.Max(worst, maxAbsDiff(got[p*V:(p+1)*V], ref[p]))
+				}
+				// float32 accumulation over a few hundred terms per dot
+				// product, logits of std ~4; an f16 cache rounds keys,
+				// values, queries and weights to 11 bits (measured
+				// 0.016-0.018 here).
+				tol := 2e-3
+				if kv == KVF16 {
+					tol = 0.03
+				}
+				if worst > tol {
+					t.Errorf("%s %+v: max |engine - reference| = %.3g", preset, opts, worst)
+				}
+				// Batching, threads and ring wrapping change nothing but
+				// the float32 summation order, with either cache (which
+				// can move an f16 rounding of a weight by one step:
+				// measured up to 0.0036).
+				if first == nil {
+					first = got
+				} else if d := maxDiff32(got, first); d > 2e-3 && (kv == KVF32 || d > 5e-3) {
+					t.Errorf("%s %+v: differs from %+v by %.3g", preset, opts, Options{Threads: 1, KV: kv}, d)
+				}
 			}
 		}
 	}
@@ -133,7 +152,7 @@ func TestQuantTypesMatchReference(t *testing.T) {
 		ref := (&refModel{m: m, gelu: refGELUErf}).logits(toks)
 		V := m.Config.Vocab
 		for _, float := range []bool{false, true} {
-			e, _ := NewEngine(m, Options{FloatActivations: float})
+			e, _ := NewEngine(m, Options{FloatActivations: float, KV: KVF32})
 			got := evalAll(t, e, toks)
 			worst := 0.0
 			for p := range toks {

@@ -272,19 +272,8 @@ func (m *Model) WeightBytes() int64 {
 }
 
 // KVBytes returns the KV cache memory the engine needs for ctx positions
-// (float32 K and V; sliding layers hold at most their ring).
-func (c *Config) KVBytes(ctx int) int64 {
-	var n int64
-	per := int64(2 * c.KVDim() * 4)
-	for _, s := range c.Sliding {
-		if s {
-			n += per * int64(min(ctx, ringSize(c.Window)))
-		} else {
-			n += per * int64(ctx)
-		}
-	}
-	return n
-}
+// with the default (f16) cache; KVBytesOf gives it for either type.
+func (c *Config) KVBytes(ctx int) int64 { return c.KVBytesOf(ctx, KVF16) }
 
 // ScratchBytes estimates the engine's activation buffers for a prefill
 // chunk of batch tokens (float32), including one vocabulary row of logits

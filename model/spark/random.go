@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/droidgo/droidgo/model/chat"
 	"github.com/droidgo/droidgo/model/gguf"
 	"github.com/droidgo/droidgo/model/quant"
 	"github.com/droidgo/droidgo/model/safetensors"
@@ -172,11 +173,26 @@ func WriteRandomGGUF(path string, c Config, fileType string, seed uint64) error 
 	return w.WriteFile(path)
 }
 
-// addTokenizer writes a small synthetic byte-level BPE vocabulary so that
-// llama.cpp accepts the file: 256 byte tokens, filler merges, and BOS/EOS
-// control tokens last (the peer toolkit's convention).
+// SpecialTokens are Spark-X2.5's special tokens (see the official
+// tokenizer): BOS, EOS, pad, the reasoning and tool-call tags and the
+// chat roles. Random models carry them as control tokens, so the chat
+// template, the tokenizer's special-token matching and the tool-call
+// parser see the same token structure as with the real model.
+var SpecialTokens = []string{
+	"<｜start▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜pad▁token｜>",
+	"<think>", "</think>",
+	"<|System|>", "<|User|>", "<|Tool|>", "<|Bot|>",
+	"<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>",
+	"<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
+}
+
+// addTokenizer writes a small synthetic byte-level BPE vocabulary: 256
+// byte tokens, filler merges, and Spark's special tokens as control tokens
+// last, with the official chat template, so that the agent can run on a
+// random model and llama.cpp accepts the file. A vocabulary too small for
+// them gets no tokenizer.
 func addTokenizer(w *gguf.Writer, vocab int) {
-	if vocab < 258 {
+	if vocab < 256+len(SpecialTokens) {
 		w.Set("tokenizer.ggml.model", "none")
 		return
 	}
@@ -190,8 +206,9 @@ func addTokenizer(w *gguf.Writer, vocab int) {
 	// Pairs of bytes first, then pair+byte triples: every token string is
 	// distinct (llama.cpp asserts that) and every merge joins two tokens
 	// that exist.
+	first := vocab - len(SpecialTokens)
 	var merges []string
-	for n := 256; n < vocab-2; n++ {
+	for n := 256; n < first; n++ {
 		k := n - 256
 		var l, r string
 		if k < 256*256 {
@@ -204,17 +221,20 @@ func addTokenizer(w *gguf.Writer, vocab int) {
 		types[n] = 1
 		merges = append(merges, l+" "+r)
 	}
-	toks[vocab-2], toks[vocab-1] = "<|begin_of_text|>", "<|end_of_text|>"
-	types[vocab-2], types[vocab-1] = 3, 3
+	for i, s := range SpecialTokens {
+		toks[first+i], types[first+i] = s, 3
+	}
 	w.Set("tokenizer.ggml.model", "gpt2")
 	w.Set("tokenizer.ggml.pre", Arch)
 	w.Set("tokenizer.ggml.tokens", toks)
 	w.Set("tokenizer.ggml.token_type", types)
 	w.Set("tokenizer.ggml.merges", merges)
-	w.Set("tokenizer.ggml.bos_token_id", uint32(vocab-2))
-	w.Set("tokenizer.ggml.eos_token_id", uint32(vocab-1))
+	w.Set("tokenizer.ggml.bos_token_id", uint32(first))
+	w.Set("tokenizer.ggml.eos_token_id", uint32(first+1))
+	w.Set("tokenizer.ggml.padding_token_id", uint32(first+2))
 	w.Set("tokenizer.ggml.add_bos_token", false)
 	w.Set("tokenizer.ggml.add_eos_token", false)
+	w.Set("tokenizer.chat_template", chat.OfficialTemplate)
 }
 
 // byteToUnicode is GPT-2's reversible byte-to-rune table.

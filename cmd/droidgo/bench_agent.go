@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/loop"
+	"github.com/droidgo/droidgo/model"
+)
+
+func init() {
+	register(func(g *globals) *cobra.Command {
+		c := &cobra.Command{
+			Use:   "bench",
+			Short: "Benchmarks of the agent as a whole (see also 'droidgo model bench')",
+		}
+		c.AddCommand(newBenchAgentCmd(g))
+		return c
+	})
+}
+
+// benchStepJSON is one step of `bench agent --json`.
+type benchStepJSON struct {
+	Step         int     `json:"step"`
+	PromptTokens int     `json:"prompt_tokens"`
+	CachedTokens int     `json:"cached_tokens"`
+	DiskTokens   int     `json:"disk_tokens"`
+	TTFTS        float64 `json:"ttft_s"`
+	PrefillS     float64 `json:"prefill_s"`
+	ThinkTokens  int     `json:"think_tokens"`
+	ThinkS       float64 `json:"think_s"`
+	AnswerTokens int     `json:"answer_tokens"`
+	ForcedTokens int     `json:"forced_tokens"`
+	AnswerS      float64 `json:"answer_s"`
+	OverheadS    float64 `json:"overhead_s"`
+	TotalS       float64 `json:"total_s"`
+}
+
+type benchAgentJSON struct {
+	Model   string          `json:"model"`
+	Threads int             `json:"threads"`
+	Steps   []benchStepJSON `json:"steps"`
+}
+
+// benchThinkBudget is the reasoning budget of a step when think_budget is
+// left at its default: the issue's measurements use 64, and a random
+// model would otherwise think for the whole default budget.
+const benchThinkBudget = 64
+
+func newBenchAgentCmd(g *globals) *cobra.Command {
+	var (
+		sim, modelPath        string
+		steps, threads        int
+		cold, asJSON, unbatch bool
+		profile               string
+	)
+	c := &cobra.Command{
+		Use:   "agent [--sim SCENARIO] [--model FILE] [--steps N] [--threads N] [--cold] [--json]",
+		Short: "Time the agent's steps on a simulated phone with the real engine",
+		Long: `bench agent runs the agent on a scripted simulator scenario (default wifi)
+with the in-process engine and a model file (--model, else the configured or
+pulled model), for --steps steps (default 3; fewer if the model finishes), and
+reports per step: prompt tokens (all, cached, loaded from the disk prompt
+cache), time to the first token, prefill time, thinking tokens and time,
+answer tokens (of them forced by the constraint) and time, the decoding time
+spent outside the forward passes (sampling, constraint, detokenizing), and
+the step's total wall time.
+
+--cold neither loads nor saves the prompt cache on disk, as the first run
+ever. The reasoning budget is the think_budget setting if it is set, else 64
+tokens. Sampling is the agent's (temperature 1, top-p 0.95).
+
+--json prints one object:
+{"model":"...","threads":2,"steps":[{"step":1,"prompt_tokens":..,"cached_tokens":..,
+"disk_tokens":..,"ttft_s":..,"prefill_s":..,"think_tokens":..,"think_s":..,
+"answer_tokens":..,"forced_tokens":..,"answer_s":..,"overhead_s":..,"total_s":..}]}`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if steps < 1 {
+				return usageErr(fmt.Errorf("--steps must be at least 1, not %d", steps))
+			}
+			if threads < 0 {
+				return usageErr(fmt.Errorf("--threads must not be negative, not %d", threads))
+			}
+			cfg, err := config.Load(os.Getenv)
+			if err != nil {
+				return usageErr(err)
+			}
+			path := modelPath
+			if path == "" {
+				path = cfg.Model
+			}
+			if path == "" {
+				p, ok := cachedDefaultModel()
+				if !ok {
+					return usageErr(errors.New("no model: pass --model FILE.gguf or download Spark with 'droidgo pull'"))
+				}
+				path = p
+			}
+			if strings.HasPrefix(path, "script:") {
+				return usageErr(errors.New("bench agent needs a model file (GGUF or HF directory), not a script"))
+			}
+			if openSim == nil {
+				return usageErr(errors.New("the simulator is not built into this droidgo"))
+			}
+			ctx := g.ctx
+			dev, err := openSim(ctx, sim)
+			if err != nil {
+				return usageErr(err)
+			}
+			if c, ok := dev.(io.Closer); ok {
+				defer c.Close()
+			}
+			task := ""
+			if t, ok := dev.(interface{ Task() string }); ok {
+				task = t.Task()
+			}
+			if task == "" {
+				task = "Turn on Wi-Fi"
+			}
+			b, err := openLocalWith(cfg, path, localOpts{getenv: os.Getenv, threads: threads, cold: cold, unbatched: unbatch, warn: g.stderr})
+			if err != nil {
+				return err
+			}
+			defer b.Close()
+			budget := benchThinkBudget
+			if cfg.Sources["think_budget"] != "default" {
+				budget = cfg.ThinkBudget
+			}
+			rec := &benchBackend{benchModel: b}
+			var stepStart []time.Time
+			var end time.Time
+			lc := loop.Config{
+				Task: task, Device: dev, DeviceName: "sim:" + sim, Model: rec,
+				MaxSteps: steps, Think: cfg.Think, ThinkBudget: budget, Constrain: cfg.Constrain,
+				Sensitive:    []string{},
+				Sampling:     model.Sampling{Temperature: 1.0, TopP: 0.95},
+				PollInterval: 10 * time.Millisecond,
+				OnEvent: func(e loop.Event) {
+					switch e.Type {
+					case loop.EvStepStarted:
+						stepStart = append(stepStart, time.Now())
+						rec.setStep(e.Step)
+					case loop.EvFinished:
+						end = time.Now()
+					}
+				},
+			}
+			if budget > 0 {
+				lc.MaxTokens = budget + 512
+			}
+			if profile != "" {
+				pf, err := os.Create(profile)
+				if err != nil {
+					return err
+				}
+				defer pf.Close()
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			res := loop.Run(ctx, lc)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if len(stepStart) == 0 {
+				return fmt.Errorf("the agent ran no step: %s", res.Reason)
+			}
+			out := benchAgentJSON{Model: b.Name(), Threads: b.Threads()}
+			for i := range stepStart {
+				next := end
+				if i+1 < len(stepStart) {
+					next = stepStart[i+1]
+				}
+				s := rec.step(i + 1)
+				s.TotalS = next.Sub(stepStart[i]).Seconds()
+				out.Steps = append(out.Steps, s)
+			}
+			if asJSON {
+				return json.NewEncoder(g.stdout).Encode(out)
+			}
+			fmt.Fprintf(g.stdout, "%s, %d threads, sim %s: %s (%s)\n", out.Model, out.Threads, sim, res.Reason, map[bool]string{true: "success", false: "not done"}[res.Success])
+			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "step\tprompt\tcached\tdisk\tttft s\tprefill s\tthink tok\tthink s\tanswer tok\tforced\tanswer s\toverhead s\ttotal s\t")
+			for _, s := range out.Steps {
+				fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.2f\t%d\t%.2f\t%d\t%d\t%.2f\t%.3f\t%.2f\t\n", s.Step, s.PromptTokens, s.CachedTokens, s.DiskTokens,
+					s.TTFTS, s.PrefillS, s.ThinkTokens, s.ThinkS, s.AnswerTokens, s.ForcedTokens, s.AnswerS, s.OverheadS, s.TotalS)
+			}
+			return tw.Flush()
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&sim, "sim", "wifi", "the simulator `SCENARIO` (see 'droidgo sim list')")
+	f.StringVarP(&modelPath, "model", "m", "", "the model `FILE` (GGUF) or HF directory")
+	f.IntVar(&steps, "steps", 3, "steps to run")
+	f.IntVarP(&threads, "threads", "t", 0, "engine threads (0: the threads setting, else the physical cores)")
+	f.BoolVar(&cold, "cold", false, "ignore the prompt cache on disk")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.BoolVar(&unbatch, "unbatched", false, "evaluate forced answer tokens one by one (for before/after measurements)")
+	_ = f.MarkHidden("unbatched")
+	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the run to this `FILE`")
+	_ = f.MarkHidden("cpuprofile")
+	return c
+}
+
+// benchBackend times the turns of the backend it wraps, per loop step.
+type benchBackend struct {
+	benchModel
+	mu    sync.Mutex
+	cur   int
+	turns map[int][]*benchTurn
+}
+
+// benchModel is what bench agent needs of the in-process backend.
+type benchModel interface {
+	model.Backend
+	Threads() int
+}
+
+type benchTurn struct {
+	start, first time.Time
+	stats        model.Stats
+}
+
+func (r *benchBackend) setStep(n int) {
+	r.mu.Lock()
+	r.cur = n
+	r.mu.Unlock()
+}
+
+// Chat starts a turn of the current step; the prefill happens inside.
+func (r *benchBackend) Chat(ctx context.Context, req model.ChatRequest) (model.Stream, error) {
+	t := &benchTurn{start: time.Now()}
+	st, err := r.benchModel.Chat(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if r.turns == nil {
+		r.turns = map[int][]*benchTurn{}
+	}
+	r.turns[r.cur] = append(r.turns[r.cur], t)
+	r.mu.Unlock()
+	return &benchStream{Stream: st, t: t, r: r}, nil
+}
+
+type benchStream struct {
+	model.Stream
+	t *benchTurn
+	r *benchBackend
+}
+
+func (s *benchStream) Next() (model.Delta, error) {
+	d, err := s.Stream.Next()
+	s.r.mu.Lock()
+	if err == nil && s.t.first.IsZero() && (d.Reasoning != "" || d.Content != "" || d.ReasoningClosed) {
+		s.t.first = time.Now()
+	}
+	s.t.stats = s.Stream.Stats()
+	s.r.mu.Unlock()
+	return d, err
+}
+
+// step sums the turns of step n (a corrective retry is a second turn).
+func (r *benchBackend) step(n int) benchStepJSON {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := benchStepJSON{Step: n}
+	for i, t := range r.turns[n] {
+		s := t.stats
+		if i == 0 {
+			out.PromptTokens, out.CachedTokens, out.DiskTokens = s.PromptTokens, s.CachedTokens, s.DiskTokens
+			if !t.first.IsZero() {
+				out.TTFTS = t.first.Sub(t.start).Seconds()
+			}
+		}
+		out.PrefillS += s.Prefill.Seconds()
+		out.ThinkTokens += s.ThinkTokens
+		out.ThinkS += s.Think.Seconds()
+		out.AnswerTokens += s.GeneratedTokens - s.ThinkTokens
+		out.ForcedTokens += s.ForcedTokens
+		out.AnswerS += s.Answer.Seconds()
+		out.OverheadS += (s.Decode - s.Forward).Seconds()
+	}
+	return out
+}

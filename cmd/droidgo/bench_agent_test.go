@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/droidgo/droidgo/model/local/localtest"
+)
+
+// bench agent runs the real engine on the simulator and reports every
+// step with the issue's field names; the second run loads the prefix from
+// the disk cache, --cold does not; cache ls and clear see the entry.
+func TestBenchAgent(t *testing.T) {
+	hermetic(t)
+	useSim(t, nil)
+	path := localtest.Model(t, 7)
+	// One cache for all the commands (droidgo() would make a new one).
+	droidgo := func(t *testing.T, ctx context.Context, args ...string) result {
+		t.Helper()
+		var out, errb bytes.Buffer
+		code := execute(ctx, args, strings.NewReader(""), &out, &errb)
+		return result{code: code, stdout: out.String(), stderr: errb.String()}
+	}
+	bench := func(extra ...string) benchAgentJSON {
+		t.Helper()
+		args := append([]string{"bench", "agent", "--sim", "wifi", "--model", path, "--steps", "2", "--threads", "2", "--json"}, extra...)
+		r := droidgo(t, context.Background(), args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, r.code, r.stderr)
+		}
+		var out benchAgentJSON
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("%v: %v: %s", extra, err, r.stdout)
+		}
+		// The exact field names of the contract.
+		var raw map[string]any
+		_ = json.Unmarshal([]byte(r.stdout), &raw)
+		steps, _ := raw["steps"].([]any)
+		if len(steps) == 0 || raw["model"] == nil || raw["threads"] != float64(2) {
+			t.Fatalf("%v: output %s", extra, r.stdout)
+		}
+		for _, k := range []string{"step", "prompt_tokens", "cached_tokens", "disk_tokens", "ttft_s", "prefill_s", "think_tokens", "think_s", "answer_tokens", "forced_tokens", "answer_s", "overhead_s", "total_s"} {
+			if _, ok := steps[0].(map[string]any)[k]; !ok {
+				t.Errorf("step without %q: %s", k, r.stdout)
+			}
+		}
+		for _, s := range out.Steps {
+			if s.PromptTokens == 0 || s.TotalS <= 0 || s.TTFTS <= 0 || s.AnswerTokens == 0 || s.ForcedTokens > s.AnswerTokens {
+				t.Errorf("%v: step %+v", extra, s)
+			}
+		}
+		return out
+	}
+	cold := bench()
+	if d := cold.Steps[0].DiskTokens; d != 0 {
+		t.Errorf("first run: %d tokens from disk", d)
+	}
+	warm := bench()
+	s1 := warm.Steps[0]
+	if s1.DiskTokens == 0 || s1.CachedTokens != s1.DiskTokens {
+		t.Errorf("second run, step 1: %d cached, %d from disk", s1.CachedTokens, s1.DiskTokens)
+	}
+	if d := bench("--cold").Steps[0].DiskTokens; d != 0 {
+		t.Errorf("--cold: %d tokens from disk", d)
+	}
+
+	r := droidgo(t, context.Background(), "cache", "ls", "--json")
+	var ls struct {
+		Dir     string           `json:"dir"`
+		Entries []cacheEntryJSON `json:"entries"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ls) != nil || len(ls.Entries) != 1 || ls.Entries[0].Tokens != s1.DiskTokens {
+		t.Fatalf("cache ls: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.HasSuffix(ls.Dir, "droidgo/kv") {
+		t.Errorf("cache dir %s", ls.Dir)
+	}
+	r = droidgo(t, context.Background(), "cache", "clear", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"removed":1`) {
+		t.Errorf("cache clear: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r = droidgo(t, context.Background(), "cache", "ls"); r.code != 0 || !strings.Contains(r.stdout, "0 entries") {
+		t.Errorf("cache ls after clear: %s", r.stdout)
+	}
+	if r = droidgo(t, context.Background(), "bench", "agent", "--steps", "0", "--model", path); r.code != 2 {
+		t.Errorf("--steps 0: exit %d", r.code)
+	}
+}
+
+// run saves the prompt prefix by default; the setting (file, environment)
+// and --no-prompt-cache turn it off.
+func TestRunPromptCacheSetting(t *testing.T) {
+	path := localtest.Model(t, 7)
+	for _, tc := range []struct {
+		name  string
+		env   string
+		flag  bool
+		saved bool
+	}{{"default", "", false, true}, {"env off", "false", false, false}, {"flag off", "", true, false}} {
+		hermetic(t)
+		useSim(t, nil)
+		cache := t.TempDir()
+		t.Setenv("XDG_CACHE_HOME", cache)
+		t.Setenv("DROIDGO_PROMPT_CACHE", tc.env)
+		args := []string{"run", "--sim", "wifi", "--model", path, "--json", "--max-steps", "1", "--no-think"}
+		if tc.flag {
+			args = append(args, "--no-prompt-cache")
+		}
+		var out, errb bytes.Buffer
+		if code := execute(context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 && code != 1 {
+			t.Fatalf("%s: exit %d: %s", tc.name, code, errb.String())
+		}
+		var o, e bytes.Buffer
+		execute(context.Background(), []string{"cache", "ls", "--json"}, strings.NewReader(""), &o, &e)
+		saved := !strings.Contains(o.String(), `"entries":[]`)
+		if saved != tc.saved {
+			t.Errorf("%s: saved = %v: %s", tc.name, saved, o.String())
+		}
+	}
+}

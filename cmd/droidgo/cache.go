@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/droidgo/droidgo/model/kvcache"
+)
+
+func init() { register(newCacheCmd) }
+
+// cacheEntryJSON is one entry of `cache ls --json`.
+type cacheEntryJSON struct {
+	Key     string    `json:"key"`
+	Path    string    `json:"path"`
+	Model   string    `json:"model"`
+	Tokens  int       `json:"tokens"`
+	KVType  string    `json:"kv_type"`
+	Bytes   int64     `json:"bytes"`
+	Created time.Time `json:"created"`
+	Used    time.Time `json:"used"`
+}
+
+func newCacheCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "cache",
+		Short: "List or clear the prompt cache (the saved KV state of fixed prompt prefixes)",
+		Long: `The in-process engine saves the KV state of the fixed part of the agent's
+prompt (system prompt and tool schemas) in $XDG_CACHE_HOME/droidgo/kv (else
+~/.cache/droidgo/kv) and loads it in the next run instead of recomputing it.
+Entries are keyed by the model file, the exact prefix, the engine's numerics
+and the format version, checksummed, and bounded to 2 GiB in total (least
+recently used removed first). The setting prompt_cache (DROIDGO_PROMPT_CACHE,
+run --no-prompt-cache) turns it off.`,
+	}
+	dir := func() string { return kvcache.Dir(os.Getenv) }
+	var lsJSON, clearJSON bool
+	ls := &cobra.Command{
+		Use:   "ls [--json]",
+		Short: "List the cached prompt prefixes",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kc := &kvcache.Cache{Dir: dir()}
+			es, err := kc.List()
+			if err != nil {
+				return err
+			}
+			var total int64
+			out := []cacheEntryJSON{}
+			for _, e := range es {
+				total += e.Bytes
+				out = append(out, cacheEntryJSON{e.Key, e.Path, e.Model, e.Tokens, e.KV, e.Bytes, e.Created, e.Used})
+			}
+			if lsJSON {
+				return json.NewEncoder(g.stdout).Encode(struct {
+					Dir        string           `json:"dir"`
+					Entries    []cacheEntryJSON `json:"entries"`
+					TotalBytes int64            `json:"total_bytes"`
+				}{kc.Dir, out, total})
+			}
+			fmt.Fprintf(g.stdout, "prompt cache: %s (%d entries, %s)\n", kc.Dir, len(out), modelHuman(total))
+			if len(out) == 0 {
+				return nil
+			}
+			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "KEY\tMODEL\tTOKENS\tKV\tSIZE\tLAST USED")
+			for _, e := range out {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", e.Key[:12], sanitizeCell(e.Model), e.Tokens, sanitizeCell(e.KVType), modelHuman(e.Bytes), e.Used.Local().Format("2006-01-02 15:04"))
+			}
+			return tw.Flush()
+		},
+	}
+	ls.Flags().BoolVar(&lsJSON, "json", false, "print JSON")
+	clear := &cobra.Command{
+		Use:   "clear [--json]",
+		Short: "Remove every cached prompt prefix",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			kc := &kvcache.Cache{Dir: dir()}
+			n, size, err := kc.Clear()
+			if err != nil {
+				return err
+			}
+			if clearJSON {
+				return json.NewEncoder(g.stdout).Encode(struct {
+					Dir     string `json:"dir"`
+					Removed int    `json:"removed"`
+					Bytes   int64  `json:"bytes"`
+				}{kc.Dir, n, size})
+			}
+			fmt.Fprintf(g.stdout, "removed %d entries (%s) from %s\n", n, modelHuman(size), kc.Dir)
+			return nil
+		},
+	}
+	clear.Flags().BoolVar(&clearJSON, "json", false, "print JSON")
+	c.AddCommand(ls, clear)
+	return c
+}
+
+// sanitizeCell drops control characters from text read from a cache file
+// before it reaches the terminal.
+func sanitizeCell(s string) string {
+	out := []rune{}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}

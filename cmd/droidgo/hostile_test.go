@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/droidgo/droidgo/model"
+)
+
+// hostileText is model output that would set the clipboard, retitle and
+// clear the terminal, and reorder text, if it reached a terminal as is.
+const hostileText = "I will \x1b]52;c;cm0gLXJmIH4=\x07tap\x1b]0;owned\x07 the \x1b[2Jswitch\u009b31m \u202eevil\u202c now."
+
+// assertNoControls fails when out holds a byte a terminal acts on.
+func assertNoControls(t *testing.T, what, out string) {
+	t.Helper()
+	for _, r := range out {
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 {
+			t.Fatalf("%s: control %U reaches the terminal:\n%q", what, r, out)
+		}
+	}
+}
+
+// TestPlainOutputHasNoEscapes runs a script model whose thinking and
+// answer hold escape sequences, with the plain printer, then replays its
+// recording with --no-tui: neither output may carry them, and the words
+// around them stay.
+func TestPlainOutputHasNoEscapes(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "evil.txt")
+	body := "--- turn 1\n" + hostileText + "</think>\n<tool_call>open_app<arg_key>name</arg_key><arg_value>Settings\x1b[H</arg_value></tool_call>\n" +
+		"--- turn 2\ndone\x1b]0;t\x07</think>\n<tool_call>task_complete<arg_key>summary</arg_key><arg_value>ok\x1b[2J</arg_value></tool_call>\n"
+	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(dir, "evil.jsonl")
+	r := droidgo(t, context.Background(), "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", "script:"+script+"?pace=0", "--no-tui", "--record", rec)
+	assertNoControls(t, "run --no-tui", r.stdout)
+	assertNoControls(t, "run stderr", r.stderr)
+	if !strings.Contains(r.stdout, "I will tap the switch") {
+		t.Errorf("the thinking lost its words:\n%s", r.stdout)
+	}
+	raw, err := os.ReadFile(rec)
+	if err != nil || !bytes.Contains(raw, []byte(`\u001b]52`)) {
+		t.Fatalf("the recording must keep the model's bytes (JSON-escaped): %v", err)
+	}
+	r = droidgo(t, context.Background(), "replay", rec, "--no-tui", "--speed", "0")
+	assertNoControls(t, "replay --no-tui", r.stdout)
+	if !strings.Contains(r.stdout, "I will tap the switch") {
+		t.Errorf("the replayed thinking lost its words:\n%s", r.stdout)
+	}
+	// JSON output keeps the text, escaped by encoding/json.
+	r = droidgo(t, context.Background(), "replay", rec, "--json", "--speed", "0")
+	if !strings.Contains(r.stdout, `\u001b]52`) {
+		t.Errorf("--json must keep the model's text")
+	}
+}
+
+// TestParseAndErrorsHaveNoEscapes checks parse's text output and the error
+// line on stderr.
+func TestParseAndErrorsHaveNoEscapes(t *testing.T) {
+	hermetic(t)
+	var out, errb bytes.Buffer
+	in := hostileText + "</think><tool_call>type_text<arg_key>text</arg_key><arg_value>a\x1b]0;x\x07b</arg_value></tool_call>"
+	execute(context.Background(), []string{"parse"}, strings.NewReader(in), &out, &errb)
+	assertNoControls(t, "parse", out.String())
+	out.Reset()
+	errb.Reset()
+	execute(context.Background(), []string{"replay", "no\x1b]0;such\x07"}, strings.NewReader(""), &out, &errb)
+	if errb.Len() == 0 {
+		t.Fatal("no error for a missing recording")
+	}
+	assertNoControls(t, "stderr", errb.String())
+}
+
+// fullWriter fails every write, as stdout redirected to /dev/full does.
+type fullWriter struct{}
+
+func (fullWriter) Write(p []byte) (int, error) {
+	return 0, &os.PathError{Op: "write", Path: "/dev/stdout", Err: errNoSpace}
+}
+
+var errNoSpace = syscall.ENOSPC
+
+// TestFailedStdoutWriteFails runs commands whose output cannot be written:
+// each must exit 1 with one message, whatever it would have returned.
+func TestFailedStdoutWriteFails(t *testing.T) {
+	hermetic(t)
+	for _, args := range [][]string{
+		{"run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--json"},
+		{"run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui"},
+		{"replay", "wifi", "--json", "--speed", "0"},
+		{"replay", "wifi", "--no-tui", "--speed", "0"},
+		{"screen", "--sim", "wifi"},
+		{"sim", "list"},
+	} {
+		var errb bytes.Buffer
+		code := execute(context.Background(), args, strings.NewReader(""), fullWriter{}, &errb)
+		if code != 1 || !strings.Contains(errb.String(), "cannot write to standard output") || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+	// A recording that cannot be written fails the run (exit 1); one
+	// whose path cannot be created is a usage error (exit 2).
+	if _, err := os.Stat("/dev/full"); err == nil {
+		r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--record", "/dev/full")
+		if r.code != 1 || !strings.Contains(r.stderr, "write recording") {
+			t.Errorf("--record /dev/full: exit %d, %q", r.code, r.stderr)
+		}
+	}
+	if r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--record", filepath.Join(t.TempDir(), "no", "dir.jsonl")); r.code != 2 {
+		t.Errorf("--record in a missing directory: exit %d, %q", r.code, r.stderr)
+	}
+	// The real thing, where the system has it.
+	if f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0); err == nil {
+		defer f.Close()
+		var errb bytes.Buffer
+		if code := execute(context.Background(), []string{"replay", "wifi", "--json", "--speed", "0"}, strings.NewReader(""), f, &errb); code != 1 {
+			t.Errorf("replay --json > /dev/full: exit %d, %s", code, errb.String())
+		}
+	}
+}
+
+// chunkStream streams fixed deltas, split so that escape sequences and
+// UTF-8 characters straddle them.
+type chunkStream struct{ deltas []model.Delta }
+
+func (s *chunkStream) Next() (model.Delta, error) {
+	if len(s.deltas) == 0 {
+		return model.Delta{}, io.EOF
+	}
+	d := s.deltas[0]
+	s.deltas = s.deltas[1:]
+	return d, nil
+}
+func (s *chunkStream) CloseReasoning() error { return model.ErrUnsupported }
+func (s *chunkStream) Close() error          { return nil }
+func (s *chunkStream) Stats() model.Stats    { return model.Stats{} }
+
+type chunkBackend struct{ deltas []model.Delta }
+
+func (b chunkBackend) Name() string { return "chunks" }
+func (b chunkBackend) Chat(ctx context.Context, req model.ChatRequest) (model.Stream, error) {
+	return &chunkStream{append([]model.Delta(nil), b.deltas...)}, nil
+}
+
+// TestChatReplyHasNoEscapes streams a reply whose escapes are split across
+// deltas through model chat's printer.
+func TestChatReplyHasNoEscapes(t *testing.T) {
+	var deltas []model.Delta
+	for i := 0; i < len(hostileText); i += 3 {
+		deltas = append(deltas, model.Delta{Reasoning: hostileText[i:min(i+3, len(hostileText))]})
+	}
+	deltas = append(deltas, model.Delta{ReasoningClosed: true}, model.Delta{Content: "answer \x1b]0;"}, model.Delta{Content: "x\x07 café"})
+	var out bytes.Buffer
+	g := &globals{ctx: context.Background(), stdout: &out, stderr: io.Discard}
+	answer, _, err := streamReply(g, chunkBackend{deltas}, model.ChatRequest{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertNoControls(t, "model chat", out.String())
+	if !strings.Contains(out.String(), "I will tap the switch") || !strings.Contains(out.String(), "answer  café") {
+		t.Errorf("the reply lost its words: %q", out.String())
+	}
+	if !strings.Contains(answer, "\x1b]0;") {
+		t.Errorf("the conversation keeps the model's own answer, got %q", answer)
+	}
+}
+
+// TestScreenDeepDump reads a dump of 20,000 nested nodes: the result is
+// cut at the depth limit with one clear error, and the --all listing is
+// linear in the dump, not quadratic in its depth.
+func TestScreenDeepDump(t *testing.T) {
+	const n = 20000
+	var b strings.Builder
+	b.WriteString(`<hierarchy rotation="0">`)
+	for i := range n {
+		b.WriteString(`<node text="t` + strings.Repeat("x", i%3) + `" class="android.widget.FrameLayout" clickable="true" bounds="[0,0][100,100]">`)
+	}
+	b.WriteString(strings.Repeat("</node>", n) + "</hierarchy>")
+	dump := filepath.Join(t.TempDir(), "deep.xml")
+	if err := os.WriteFile(dump, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"--all"}, {"--all", "--json"}, {}} {
+		r := droidgo(t, context.Background(), append([]string{"screen", "--file", dump}, args...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, "deeper than 512 levels") {
+			t.Errorf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+		if len(r.stdout) == 0 || len(r.stdout) > b.Len() {
+			t.Errorf("%v: %d bytes of output for a %d-byte dump", args, len(r.stdout), b.Len())
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/model/spark"
+)
+
+// TestThreadLimitIsTheEngines keeps the one --threads limit equal to what
+// the engine accepts.
+func TestThreadLimitIsTheEngines(t *testing.T) {
+	if config.MaxThreads != spark.MaxThreads {
+		t.Errorf("config.MaxThreads %d, spark.MaxThreads %d", config.MaxThreads, spark.MaxThreads)
+	}
+}
+
+// TestFlagLimits: one limit, checked before any work, exit 2 everywhere:
+// on the command line of every command that takes the flag, and in the
+// configuration file for every command that reads it.
+func TestFlagLimits(t *testing.T) {
+	dir := t.TempDir()
+	tiny := filepath.Join(dir, "tiny.gguf")
+	if r := droidgo(t, context.Background(), "model", "make-random", "--arch-size", "tiny", "--out", tiny); r.code != 0 {
+		t.Fatalf("make-random: %s", r.stderr)
+	}
+	cases := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"model", "bench", tiny, "-t", "100000"}, "--threads must be at most 256, not 100000"},
+		{[]string{"model", "logits", tiny, "--tokens", "1", "--threads", "100000"}, "--threads must be at most 256, not 100000"},
+		{[]string{"model", "generate", tiny, "--tokens", "1", "--threads", "100000"}, "--threads must be at most 256, not 100000"},
+		{[]string{"model", "chat", tiny, "--threads", "100000"}, "--threads must be at most 256, not 100000"},
+		{[]string{"model", "bench", tiny, "--batch", "258"}, "--batch must be between 0 (the engine's default) and 257, not 258"},
+		{[]string{"model", "logits", tiny, "--tokens", "1", "--batch", "1000"}, "--batch must be between 0 (the engine's default) and 257"},
+		{[]string{"model", "info", tiny, "--ctx", "9223372036854775807"}, "exceeds the model's context length"},
+		{[]string{"model", "info", tiny, "--ctx", "1000000"}, "exceeds the model's context length"},
+	}
+	for _, c := range cases {
+		r := droidgo(t, context.Background(), c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.msg)
+		}
+	}
+
+	cfgFile := filepath.Join(dir, "config.toml")
+	os.WriteFile(cfgFile, []byte("threads = 100000\n"), 0o644)
+	for _, args := range [][]string{{"config"}, {"run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui"}} {
+		hermetic(t)
+		t.Setenv("DROIDGO_CONFIG", cfgFile)
+		r := execCmd(args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "config.toml:1: threads: must be at most 256, not 100000") {
+			t.Errorf("threads = 100000 in the file, %v: exit %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	hermetic(t)
+	t.Setenv("DROIDGO_THREADS", "100000")
+	if r := execCmd("config"); r.code != 2 || !strings.Contains(r.stderr, "DROIDGO_THREADS") {
+		t.Errorf("DROIDGO_THREADS=100000: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// execCmd runs droidgo with the environment as the test set it.
+func execCmd(args ...string) result {
+	var out, errb strings.Builder
+	code := execute(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return result{code, out.String(), errb.String()}
+}

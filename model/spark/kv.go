@@ -1,0 +1,374 @@
+package spark
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/droidgo/droidgo/model/kernels"
+	"github.com/droidgo/droidgo/model/quant"
+)
+
+// KVType is the element type of the KV cache.
+type KVType int
+
+const (
+	// KVF16 stores keys and values as IEEE halves (the default, like
+	// llama.cpp's): half the memory of KVF32. Queries and attention
+	// weights are rounded to f16 for the products, as ggml does.
+	KVF16 KVType = iota
+	// KVF32 stores them as float32.
+	KVF32
+)
+
+// String returns "f16" or "f32".
+func (t KVType) String() string {
+	if t == KVF32 {
+		return "f32"
+	}
+	return "f16"
+}
+
+// ParseKVType parses "f16" or "f32".
+func ParseKVType(s string) (KVType, bool) {
+	switch s {
+	case "f16":
+		return KVF16, true
+	case "f32":
+		return KVF32, true
+	}
+	return 0, false
+}
+
+// bytes returns the size of one element.
+func (t KVType) bytes() int {
+	if t == KVF32 {
+		return 4
+	}
+	return 2
+}
+
+// KVBytesOf returns the KV cache memory the engine needs for ctx positions
+// with elements of type t (sliding layers hold at most their ring).
+func (c *Config) KVBytesOf(ctx int, t KVType) int64 {
+	var n int64
+	per := int64(2 * c.KVDim() * t.bytes())
+	for _, s := range c.Sliding {
+		if s {
+			n += per * int64(min(ctx, ringSize(c.Window)))
+		} else {
+			n += per * int64(ctx)
+		}
+	}
+	return n
+}
+
+// The f16 cache is laid out for the kernels: the keys of one KV head are
+// consecutive rows ([head][slot][dim]), so the scores of a query are one
+// MatVecF16 per contiguous run of slots; the values are transposed
+// ([head][dim][slot]), so each output element is a dot product of the
+// attention weights with one row.
+
+// growF16 makes room for slots positions in layer l's f16 cache.
+func (e *engine) growF16(kv *layerKV, slots int) {
+	hd, kvh := e.c.HeadDim, e.c.KVHeads
+	old := kv.cap
+	nk := make([]byte, kvh*slots*hd*2)
+	nv := make([]byte, kvh*hd*slots*2)
+	for h := range kvh {
+		copy(nk[h*slots*hd*2:], kv.k16[h*old*hd*2:(h+1)*old*hd*2])
+		for d := range hd {
+			r := h*hd + d
+			copy(nv[r*slots*2:], kv.v16[r*old*2:(r+1)*old*2])
+		}
+	}
+	kv.k16, kv.v16, kv.cap = nk, nv, slots
+}
+
+// storeF16 writes head h's key or value (v: which) at slot s.
+func (e *engine) storeF16(kv *layerKV, s, h int, val bool, x []float32) {
+	hd := e.c.HeadDim
+	if !val {
+		row := kv.k16[(h*kv.cap+s)*hd*2 : (h*kv.cap+s+1)*hd*2]
+		for i, f := range x {
+			binary.LittleEndian.PutUint16(row[2*i:], quant.FP32ToFP16(f))
+		}
+		return
+	}
+	for d, f := range x {
+		binary.LittleEndian.PutUint16(kv.v16[((h*hd+d)*kv.cap+s)*2:], quant.FP32ToFP16(f))
+	}
+}
+
+// kvRun is a run of contiguous cache slots: positions j.. of a query's
+// span at slots s.., n of them.
+type kvRun struct{ j, s, n int }
+
+// attendF16 computes the g query heads that share KV head kh, for token t
+// over positions first..pos of an f16 cache: the scores of all g queries
+// against each run of contiguous key slots in one MatMulF16 (which converts
+// every key once for 4 queries), softmax, then each output element as the
+// dot product of the g weight vectors with one row of the transposed
+// values, again one MatMulF16 per row and run.
+func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
+	c := &e.c
+	hd, rows, QD := c.HeadDim, c.QKVRows(), c.QDim()
+	g := c.Heads / c.KVHeads
+	n := pos - first + 1
+	if need := g * n; len(e.gsc[w]) < need {
+		e.gsc[w] = make([]float32, max(need, 2*len(e.gsc[w])))
+		e.gpb[w] = make([]float32, len(e.gsc[w]))
+	}
+	sc := e.gsc[w][:g*n] // [head][position]
+	q := e.q16[w][:g*hd]
+	h0 := kh * g
+	copy(q, e.qkv[t*rows+h0*hd:t*rows+(h0+g)*hd])
+	quant.RoundF16(q)
+	// Runs of slots: a ring wraps at most once over a window.
+	runs := &e.runs[w]
+	nr := 0
+	for j := 0; j < n; {
+		s := e.slot(e.layer, first+j)
+		m := n - j
+		if kv.sliding {
+			m = min(m, e.ring-s)
+		}
+		runs[nr] = kvRun{j, s, m}
+		nr++
+		j += m
+	}
+	base := kh * kv.cap
+	for _, r := range runs[:nr] {
+		kernels.MatMulF16(kv.k16[(base+r.s)*hd*2:(base+r.s+r.n)*hd*2], r.n, q, g, sc[r.j:], n)
+	}
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	for h := range g {
+		row := sc[h*n : (h+1)*n]
+		mx := float32(math.Inf(-1))
+		for j := range row {
+			row[j] *= scale
+			mx = max(mx, row[j])
+		}
+		var sum float64
+		for j, v := range row {
+			p := float32(math.Exp(float64(v - mx)))
+			row[j] = p
+			sum += float64(p)
+		}
+		inv := float32(1 / sum)
+		for j := range row {
+			row[j] *= inv
+		}
+	}
+	quant.RoundF16(sc)
+	out := e.att[t*QD+h0*hd : t*QD+(h0+g)*hd] // g heads' outputs, hd apart
+	clear(out)
+	part := e.part[w][:g]
+	for _, r := range runs[:nr] {
+		// The g weight vectors of the run, contiguous.
+		pb := e.gpb[w][:g*r.n]
+		for h := range g {
+			copy(pb[h*r.n:(h+1)*r.n], sc[h*n+r.j:h*n+r.j+r.n])
+		}
+		for d := range hd {
+			row := (kh*hd + d) * kv.cap
+			kernels.MatMulF16(kv.v16[(row+r.s)*2:(row+r.s+r.n)*2], 1, pb, g, part, 1)
+			for h, v := range part {
+				out[h*hd+d] += v
+			}
+		}
+	}
+}
+
+// State is the KV cache of a token sequence, enough to resume after it
+// without recomputing it: every position of the full-attention layers and
+// the last Window-1 positions of the sliding ones. Engine.Save takes one,
+// Engine.Restore puts it back; Encode and DecodeState move it to and from
+// bytes (a prompt cache on disk).
+type State struct {
+	Tokens []int
+	KV     KVType
+	// layers[l] holds, position by position, the K then V rows (all KV
+	// heads) in KV's encoding.
+	layers [][]byte
+}
+
+// statePositions returns the first position layer l keeps for n tokens.
+func (c *Config) stateFirst(l, n int) int {
+	if c.Sliding[l] {
+		return max(0, n-c.Window+1)
+	}
+	return 0
+}
+
+// posBytes is the size of one position's K and V rows.
+func (e *engine) posBytes() int { return 2 * e.c.KVDim() * e.opts.KV.bytes() }
+
+// readPos writes position pos of layer l (K then V rows) to dst.
+func (e *engine) readPos(l, pos int, dst []byte) {
+	kv := &e.kv[l]
+	s := e.slot(l, pos)
+	KD, hd := e.c.KVDim(), e.c.HeadDim
+	if e.opts.KV == KVF32 {
+		for i, f := range kv.k[s*KD : (s+1)*KD] {
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(f))
+		}
+		for i, f := range kv.v[s*KD : (s+1)*KD] {
+			binary.LittleEndian.PutUint32(dst[4*(KD+i):], math.Float32bits(f))
+		}
+		return
+	}
+	for h := range e.c.KVHeads {
+		copy(dst[h*hd*2:(h+1)*hd*2], kv.k16[(h*kv.cap+s)*hd*2:(h*kv.cap+s+1)*hd*2])
+		for d := range hd {
+			i := ((h*hd+d)*kv.cap + s) * 2
+			copy(dst[(KD+h*hd+d)*2:], kv.v16[i:i+2])
+		}
+	}
+}
+
+// writePos is the inverse of readPos.
+func (e *engine) writePos(l, pos int, src []byte) {
+	kv := &e.kv[l]
+	s := e.slot(l, pos)
+	KD, hd := e.c.KVDim(), e.c.HeadDim
+	if e.opts.KV == KVF32 {
+		for i := range KD {
+			kv.k[s*KD+i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+			kv.v[s*KD+i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*(KD+i):]))
+		}
+		return
+	}
+	for h := range e.c.KVHeads {
+		copy(kv.k16[(h*kv.cap+s)*hd*2:(h*kv.cap+s+1)*hd*2], src[h*hd*2:(h+1)*hd*2])
+		for d := range hd {
+			i := ((h*hd+d)*kv.cap + s) * 2
+			copy(kv.v16[i:i+2], src[(KD+h*hd+d)*2:])
+		}
+	}
+}
+
+// Save returns the state of the whole cache.
+func (e *Engine) Save() *State {
+	n := len(e.tokens)
+	st := &State{Tokens: slices.Clone(e.tokens), KV: e.opts.KV, layers: make([][]byte, e.c.Layers)}
+	pb := e.posBytes()
+	for l := range e.c.Layers {
+		first := e.c.stateFirst(l, n)
+		buf := make([]byte, (n-first)*pb)
+		for p := first; p < n; p++ {
+			e.readPos(l, p, buf[(p-first)*pb:])
+		}
+		st.layers[l] = buf
+	}
+	return st
+}
+
+// Restore replaces the cache with st. It fails, leaving the cache as it
+// was, if st does not fit this engine (KV type, shapes, context).
+func (e *Engine) Restore(st *State) error {
+	n := len(st.Tokens)
+	if err := e.check(st); err != nil {
+		return err
+	}
+	pb := e.posBytes()
+	for l := range e.c.Layers {
+		e.ensureKV(l, n)
+		first := e.c.stateFirst(l, n)
+		for p := first; p < n; p++ {
+			e.writePos(l, p, st.layers[l][(p-first)*pb:])
+		}
+	}
+	e.tokens = append(e.tokens[:0], st.Tokens...)
+	e.hw = n
+	// Older ring slots hold whatever was there: nothing before first may
+	// be kept by a later Truncate.
+	e.floor = max(0, n-e.c.Window+1)
+	return nil
+}
+
+func (e *Engine) check(st *State) error {
+	n := len(st.Tokens)
+	switch {
+	case st.KV != e.opts.KV:
+		return fmt.Errorf("the state's KV cache is %s, the engine's %s", st.KV, e.opts.KV)
+	case len(st.layers) != e.c.Layers:
+		return fmt.Errorf("the state has %d layers, the model %d", len(st.layers), e.c.Layers)
+	case n > e.maxCtx:
+		return fmt.Errorf("the state has %d positions, more than the context of %d", n, e.maxCtx)
+	}
+	for _, t := range st.Tokens {
+		if t < 0 || t >= e.c.Vocab {
+			return fmt.Errorf("the state holds token id %d, out of range [0, %d)", t, e.c.Vocab)
+		}
+	}
+	pb := e.posBytes()
+	for l, b := range st.layers {
+		if want := (n - e.c.stateFirst(l, n)) * pb; len(b) != want {
+			return fmt.Errorf("layer %d of the state has %d bytes, want %d", l, len(b), want)
+		}
+	}
+	return nil
+}
+
+// Encode returns the state as bytes: the KV type, the token count, the
+// tokens, then each layer's bytes with its length, all little-endian.
+func (st *State) Encode() []byte {
+	size := 12 + 4*len(st.Tokens)
+	for _, b := range st.layers {
+		size += 8 + len(b)
+	}
+	out := make([]byte, 0, size)
+	out = binary.LittleEndian.AppendUint32(out, uint32(st.KV))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(st.Tokens)))
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(st.layers)))
+	for _, t := range st.Tokens {
+		out = binary.LittleEndian.AppendUint32(out, uint32(t))
+	}
+	for _, b := range st.layers {
+		out = binary.LittleEndian.AppendUint64(out, uint64(len(b)))
+		out = append(out, b...)
+	}
+	return out
+}
+
+// DecodeState parses bytes written by Encode. The layers are views of b.
+// Whether the state fits an engine is checked by Restore.
+func DecodeState(b []byte) (*State, error) {
+	bad := func(what string) (*State, error) { return nil, fmt.Errorf("KV state: %s", what) }
+	if len(b) < 12 {
+		return bad("truncated header")
+	}
+	kv := KVType(binary.LittleEndian.Uint32(b))
+	n := uint64(binary.LittleEndian.Uint32(b[4:]))
+	layers := uint64(binary.LittleEndian.Uint32(b[8:]))
+	if kv != KVF16 && kv != KVF32 {
+		return bad("unknown KV type")
+	}
+	b = b[12:]
+	if n > uint64(len(b))/4 || layers > 4096 {
+		return bad("truncated tokens")
+	}
+	st := &State{KV: kv, Tokens: make([]int, n), layers: make([][]byte, layers)}
+	for i := range st.Tokens {
+		st.Tokens[i] = int(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	b = b[4*n:]
+	for l := range st.layers {
+		if len(b) < 8 {
+			return bad("truncated layer")
+		}
+		m := binary.LittleEndian.Uint64(b)
+		b = b[8:]
+		if m > uint64(len(b)) {
+			return bad("truncated layer")
+		}
+		st.layers[l] = b[:m:m]
+		b = b[m:]
+	}
+	if len(b) != 0 {
+		return bad("trailing bytes")
+	}
+	return st, nil
+}
