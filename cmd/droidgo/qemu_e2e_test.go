@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/droidgo/droidgo/config"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model/local/localtest"
 	"github.com/droidgo/droidgo/model/spark"
@@ -53,10 +54,19 @@ func TestQEMUArm64Agent(t *testing.T) {
 	if err := localtest.WriteType(modelPath, c, 3, "", "q4_k_m"); err != nil {
 		t.Fatal(err)
 	}
+	emptyConfig := filepath.Join(dir, "empty.toml")
+	if err := os.WriteFile(emptyConfig, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	run := func(t *testing.T, args ...string) (int, string, string) {
 		t.Helper()
 		cmd := exec.Command(qemu, append([]string{"-cpu", "max,sve-default-vector-length=16", bin}, args...)...)
-		cmd.Env = append(os.Environ(), "DROIDGO_CONFIG="+filepath.Join(dir, "none.toml"), "DROIDGO_CACHE="+dir, "DROIDGO_MODEL=", "DROIDGO_ISA=")
+		// As hermetic: no setting of the developer's reaches the child.
+		env := append(os.Environ(), "DROIDGO_CONFIG="+emptyConfig, "DROIDGO_CACHE="+dir, "XDG_CACHE_HOME="+dir, "DROIDGO_ISA=")
+		for _, k := range config.Keys {
+			env = append(env, k.Env+"=")
+		}
+		cmd.Env = env
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err := cmd.Run()
