@@ -57,6 +57,7 @@ type amxArgs struct {
 	ldo     int            // output token stride in bytes
 	ntok    int            // tokens in the tile, 1..16
 	cbuf    unsafe.Pointer // 64-byte aligned scratch for accumulator tiles
+	astep   int            // bytes from one block of the activations to the next
 }
 
 //go:noescape
@@ -74,7 +75,6 @@ type amxScratch struct {
 	bs   []int16
 	grp  []byte
 	xb   []uint16
-	aq   []byte // activation quants in tile order
 	accb []byte // K-quant sums of every token tile
 	// planes is the byte transpose of 16 rows' block heads.
 	planes [256]byte
@@ -125,20 +125,6 @@ func setQ80Cfg(c *tileCfg, ntok int) {
 	c.rows[3], c.colsb[3] = uint8(ntok), 64
 }
 
-// tileActsQ80 copies the quants of a Q8_0 batch into tile order: for token
-// tile i and block k, the 16 tokens' 32 quants at ((i*nb+k)*16 + t)*32,
-// zeros for the missing tokens of a last partial tile.
-func tileActsQ80(dst []byte, a []quant.BlockQ8_0, b, nb int) {
-	tiles := (b + 15) / 16
-	clear(dst[(tiles-1)*nb*512:])
-	for t := 0; t < b; t++ {
-		base := ((t/16)*nb*16 + t%16) * 32
-		for k := 0; k < nb; k++ {
-			*(*[32]int8)(unsafe.Pointer(&dst[base+k*512])) = a[t*nb+k].Qs
-		}
-	}
-}
-
 // packQ80 unpacks 16 Q8_0 rows (row r at src[r*rb:]) of nb blocks into B
 // tiles (pk[512*b + 64*k + 4*r + j] = weight 4k+j of row r in block b) and
 // their scales (ws[16*b+r]).
@@ -186,22 +172,25 @@ func grow[T any](s []T, n int) []T {
 func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
 	nb := len(a) / b
 	rb := nb * quant.BlockQ8_0Size
+	r16 := rows &^ 15
+	if r16 == 0 {
+		matMul("MatMulQ8_0", w, rows, a, b, out, ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
+		return
+	}
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
 	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8_0) float32 { return x.D })
 	pk := align64(&s.pk, 512*nb)
 	s.ws = grow(s.ws, 16*nb)
-	aq := align64(&s.aq, (b+15)/16*nb*512)
-	tileActsQ80(aq, a, b, nb)
-	r16 := rows &^ 15
-	p := amxArgs{astride: 32, nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
+	bsz := int(unsafe.Sizeof(a[0]))
+	p := amxArgs{astride: nb * bsz, astep: bsz, nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
 		w: unsafe.Pointer(&pk[0]), ws: unsafe.Pointer(&s.ws[0])}
 	for r0 := 0; r0 < r16; r0 += 16 {
 		packQ80AMX(&pk[0], &s.ws[0], &w[r0*rb], rb, nb)
 		for t0 := 0; t0 < b; t0 += 16 {
 			p.ntok = min(16, b-t0)
 			p.cfg = s.cfgFor(cfgQ80, p.ntok, setQ80Cfg)
-			p.a = unsafe.Pointer(&aq[t0/16*nb*512])
+			p.a = unsafe.Pointer(&a[t0*nb].Qs[0])
 			p.da = unsafe.Pointer(&s.da[t0/16*nb*16])
 			p.out = unsafe.Pointer(&out[t0*ldo+r0])
 			amxQ80(&p)
@@ -394,17 +383,18 @@ func tokenBsums(bs []int16, a []quant.BlockQ8K, b, nb int) []int16 {
 
 // amxQKArgs is what amxQK4 / amxQK6 read (see amxk_amd64.s).
 type amxQKArgs struct {
-	cfg    unsafe.Pointer // *tileCfg
-	a      unsafe.Pointer // the first token tile's quants of the super-block
-	w      unsafe.Pointer // the unpacked super-block of the weight tile
-	da     unsafe.Pointer // the first tile's token scales of the super-block
-	bs     unsafe.Pointer // the first tile's token bsums of the super-block
-	acc    unsafe.Pointer // the first tile's sums, 16 x 16 float32 per tile
-	cbuf   unsafe.Pointer // 64-byte aligned accumulator scratch (4 KiB)
-	tiles  int            // token tiles (all with the configuration's rows)
-	astep  int            // bytes from one tile's quants to the next
-	dastep int            // ... token scales
-	bsstep int            // ... bsums
+	cfg     unsafe.Pointer // *tileCfg
+	a       unsafe.Pointer // the first token tile's quants of the super-block
+	w       unsafe.Pointer // the unpacked super-block of the weight tile
+	da      unsafe.Pointer // the first tile's token scales of the super-block
+	bs      unsafe.Pointer // the first tile's token bsums of the super-block
+	acc     unsafe.Pointer // the first tile's sums, 16 x 16 float32 per tile
+	cbuf    unsafe.Pointer // 64-byte aligned accumulator scratch (4 KiB)
+	tiles   int            // token tiles (all with the configuration's rows)
+	astep   int            // bytes from one tile's quants to the next
+	dastep  int            // ... token scales
+	bsstep  int            // ... bsums
+	astride int            // bytes from one token's quants to the next
 }
 
 // qkAMX is the AMX gemmQ8K shared by the K-quants in both layouts: unpack
@@ -416,29 +406,37 @@ type amxQKArgs struct {
 func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int,
 	unpack func(s *amxScratch, dst []byte, r0, sb int), mm func(*amxQKArgs),
 	rest func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int), rb int) {
+	r16 := rows &^ 15
+	if r16 == 0 {
+		rest(w, rows, a, b, out, ldo)
+		return
+	}
 	nb := len(a) / b
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
 	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8K) float32 { return x.D })
 	s.bs = tokenBsums(s.bs, a, b, nb)
 	tiles, full := (b+15)/16, b/16
-	aq := align64(&s.aq, tiles*nb*16*256)
-	tileActs(aq, a, b, nb)
 	wsb := align64(&s.pk, amxSB)
 	accb := align64(&s.accb, tiles*1024)
 	acc := unsafe.Slice((*float32)(unsafe.Pointer(&accb[0])), tiles*256)
-	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0]),
-		astep: nb * 16 * 256, dastep: nb * 16 * 4, bsstep: nb * 16 * 16 * 2}
+	// A tiles are read in place: token t's quants of super-block sb at
+	// &a[t*nb+sb].Qs, a stride of nb blocks (copying them into aligned
+	// tile order measured faster per kernel call but cost more than it
+	// saved in the engine, which multiplies each activation batch by
+	// several row chunks).
+	bsz := int(unsafe.Sizeof(a[0]))
+	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0]), astride: nb * bsz,
+		astep: 16 * nb * bsz, dastep: nb * 16 * 4, bsstep: nb * 16 * 16 * 2}
 	run := func(tile, n, sb, ntok int) {
 		p.cfg = s.cfgFor(cfgQK, ntok, setQKCfg)
 		p.tiles = n
-		p.a = unsafe.Pointer(&aq[(tile*nb+sb)*16*256])
+		p.a = unsafe.Pointer(&a[tile*16*nb+sb].Qs[0])
 		p.da = unsafe.Pointer(&s.da[(tile*nb+sb)*16])
 		p.bs = unsafe.Pointer(&s.bs[(tile*nb+sb)*256])
 		p.acc = unsafe.Pointer(&acc[tile*256])
 		mm(&p)
 	}
-	r16 := rows &^ 15
 	for r0 := 0; r0 < r16; r0 += 16 {
 		clear(acc)
 		for sb := 0; sb < nb; sb++ {
@@ -450,9 +448,7 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 				run(full, 1, sb, b-16*full)
 			}
 		}
-		for t := 0; t < b; t++ {
-			copy(out[t*ldo+r0:t*ldo+r0+16], acc[t*16:t*16+16])
-		}
+		storeRows16(&out[r0], 4*ldo, &acc[0], b)
 	}
 	if r16 < rows {
 		rest(w[r16*rb:], rows-r16, a, b, out[r16:], ldo)
@@ -513,21 +509,6 @@ func align64(buf *[]byte, n int) []byte {
 	*buf = grow(*buf, n+64)
 	off := int((64 - uintptr(unsafe.Pointer(&(*buf)[0]))&63) & 63)
 	return (*buf)[off : off+n]
-}
-
-// tileActs copies the Q8_K quants of a batch into tile order: for token
-// tile i and super-block sb, the 16 tokens' 256 quants at
-// ((i*nb+sb)*16 + t)*256, zeros for the missing tokens of a last partial
-// tile, so every A tile is 16 aligned rows 256 bytes apart.
-func tileActs(dst []byte, a []quant.BlockQ8K, b, nb int) {
-	tiles := (b + 15) / 16
-	clear(dst[((tiles-1)*nb*16)*256:])
-	for t := 0; t < b; t++ {
-		base := ((t/16)*nb*16 + t%16) * 256
-		for sb := 0; sb < nb; sb++ {
-			*(*[256]int8)(unsafe.Pointer(&dst[base+sb*16*256])) = a[t*nb+sb].Qs
-		}
-	}
 }
 
 // groups returns n bytes of scratch for interleaving plain blocks.
@@ -628,6 +609,11 @@ func setBF16Cfg(c *tileCfg, ntok int) {
 func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	n := len(x) / b
 	rb := 2 * n
+	r16 := rows &^ 15
+	if r16 == 0 {
+		matMulFloat("MatMulBF16", w, rows, x, b, out, ldo, 2, MatVecBF16, cur.bf164)
+		return
+	}
 	n32 := (n + 31) &^ 31
 	nc := n32 / 32
 	s := amxPool.Get().(*amxScratch)
@@ -645,7 +631,6 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 		clear(xb[n:])
 	}
 	pk := align64(&s.pk, 1024*nc)
-	r16 := rows &^ 15
 	p := amxArgs{astride: 2 * n32, nb: nc, ldo: 4 * ldo}
 	full := n / 32 // chunks whose 64 bytes lie inside every row
 	var tail [16 * 64]byte
@@ -749,6 +734,9 @@ func q5kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo in
 		matMul("MatMulQ5K", w, rows, a, b, out, ldo, quant.BlockQ5_KSize, MatVecQ5K, nil)
 	}, rb)
 }
+
+//go:noescape
+func storeRows16(dst *float32, ldo int, src *float32, n int)
 
 //go:noescape
 func amxOne(op int, c *int32, a, b *byte, cfg *tileCfg)

@@ -11,7 +11,8 @@
 // out[t] += float(C[t]) * (wscale * ascale[t]) for every token t. The
 // vector work on block k runs while the tile unit multiplies block k+1 into
 // the other accumulator tile (tmm2 / tmm3, stored at 0 / 1024). Registers:
-// SI = activations (tile order: 16 tokens x 32 bytes per block), DX = 32,
+// SI = activations (the tokens' Q8_0 blocks in place), DX = their token
+// stride, R12 = the block stride,
 // DI = B tiles, BX = 64, CX = scratch, R9 = weight scales, R10 = token
 // scales (both already advanced past the block being finished).
 
@@ -28,7 +29,7 @@
 
 #define TILES2 TILEZERO_T2; LOAD_A; LOAD_B; TDPBSSD_T2
 #define TILES3 TILEZERO_T3; LOAD_A; LOAD_B; TDPBSSD_T3
-#define ADVANCE ADDQ $512, SI; ADDQ $512, DI; ADDQ $64, R9; ADDQ $64, R10
+#define ADVANCE ADDQ R12, SI; ADDQ $512, DI; ADDQ $64, R9; ADDQ $64, R10
 
 TEXT ·amxQ80(SB), NOSPLIT, $0-8
 	MOVQ p+0(FP), R8
@@ -41,6 +42,7 @@ TEXT ·amxQ80(SB), NOSPLIT, $0-8
 	MOVQ 40(R8), R10
 	MOVQ 48(R8), R11
 	MOVQ 80(R8), CX
+	MOVQ 88(R8), R12
 	MOVQ $64, BX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1

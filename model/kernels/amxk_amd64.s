@@ -23,7 +23,7 @@
 // multiplies the next into the other pair of accumulator tiles (tmm4/tmm5
 // stored at 0, tmm6/tmm7 at 2048).
 //
-// Registers: SI = activations, DX = 256 (their row stride), DI = weights,
+// Registers: SI = activations, DX = their token stride, DI = weights,
 // BX = 64, CX = accumulator scratch, R13/R14/R15 = tile steps of the
 // activations, token scales and bsums; R10/R12 the current tile's token
 // scales and bsums, R9/R8 the previous tile's, AX the previous tile's acc;
@@ -69,6 +69,7 @@
 #define Q_ASTEP 64
 #define Q_DASTEP 72
 #define Q_BSSTEP 80
+#define Q_ASTRIDE 88
 
 // Offsets in the unpacked weight super-block.
 #define W_C16 8192
@@ -110,7 +111,7 @@ TEXT ·amxQK4(SB), NOSPLIT, $0-8
 	MOVQ Q_CFG(R8), AX
 	LDTILECFG_AX
 	MOVQ Q_A(R8), SI
-	MOVQ $256, DX
+	MOVQ Q_ASTRIDE(R8), DX
 	MOVQ Q_W(R8), DI
 	MOVQ Q_DA(R8), R10
 	MOVQ Q_BS(R8), R12
@@ -232,7 +233,7 @@ TEXT ·amxQK6(SB), NOSPLIT, $0-8
 	MOVQ Q_CFG(R8), AX
 	LDTILECFG_AX
 	MOVQ Q_A(R8), SI
-	MOVQ $256, DX
+	MOVQ Q_ASTRIDE(R8), DX
 	MOVQ Q_W(R8), DI
 	MOVQ Q_DA(R8), R10
 	MOVQ Q_BS(R8), R12

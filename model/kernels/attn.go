@@ -1,6 +1,10 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/droidgo/droidgo/model/quant"
+)
 
 // DotRows sets out[j] to the dot product of q with row j of k, rows being
 // stride floats apart, for j < len(out): the scores of one query against a
@@ -39,4 +43,16 @@ func AxpyRows(p, v []float32, stride int, o []float32) {
 	for j, pj := range p {
 		Axpy(pj, v[j*stride:j*stride+d], o)
 	}
+}
+
+// RoundF16 rounds every element of x to the nearest IEEE half (ties to
+// even), exactly as quant.RoundF16 (the activations of an F16 product,
+// which ggml rounds the same way).
+func RoundF16(x []float32) {
+	n := len(x) &^ 7
+	if cur.roundF16 != nil && n > 0 {
+		cur.roundF16(x[:n])
+		x = x[n:]
+	}
+	quant.RoundF16(x)
 }

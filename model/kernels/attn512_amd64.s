@@ -168,3 +168,24 @@ nloop:
 adone:
 	VZEROUPPER
 	RET
+
+// func storeRows16(dst *float32, ldo int, src *float32, n int): n rows of
+// 16 floats, src contiguous, dst ldo bytes apart (the AMX kernels' sums
+// into the output; a Go copy per row costs more than the row).
+TEXT ·storeRows16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ ldo+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ n+24(FP), CX
+	TESTQ CX, CX
+	JZ sdone
+sloop:
+	VMOVUPS (SI), Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ DX, DI
+	DECQ CX
+	JNZ sloop
+sdone:
+	VZEROUPPER
+	RET

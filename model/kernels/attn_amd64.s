@@ -146,3 +146,23 @@ nloop:
 adone:
 	VZEROUPPER
 	RET
+
+// func roundF16AVX2(x *float32, n int): x[i] = float32(float16(x[i])),
+// rounding to nearest even (VCVTPS2PH imm 0), 8 at a time; n is a multiple
+// of 8.
+TEXT ·roundF16AVX2(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $3, CX
+	JZ rdone
+rloop:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, X1
+	VCVTPH2PS X1, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ $32, SI
+	DECQ CX
+	JNZ rloop
+rdone:
+	VZEROUPPER
+	RET

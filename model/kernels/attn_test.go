@@ -2,8 +2,11 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/droidgo/droidgo/model/quant"
 )
 
 // DotRows and AxpyRows equal the per-row DotF32 and Axpy of the same level
@@ -96,4 +99,39 @@ func BenchmarkAttnRows(b *testing.B) {
 			b.ReportMetric(4*d*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
+}
+
+// RoundF16 equals quant.RoundF16 bit for bit at every level, on normal,
+// subnormal, huge, tie and special values, whatever the length.
+func TestRoundF16(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(51, 52))
+		for _, n := range []int{0, 1, 7, 8, 9, 64, 333} {
+			x := make([]float32, n)
+			for i := range x {
+				switch i % 6 {
+				case 0:
+					x[i] = float32(r.NormFloat64())
+				case 1:
+					x[i] = float32(r.NormFloat64()) * 1e-6 // f16 subnormals
+				case 2:
+					x[i] = float32(r.NormFloat64()) * 1e5 // beyond f16: inf
+				case 3:
+					x[i] = float32(r.IntN(2048)) + 0.5 // ties
+				case 4:
+					x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+				default:
+					x[i] = float32(r.NormFloat64()) * 1e-9 // to zero
+				}
+			}
+			want := append([]float32(nil), x...)
+			quant.RoundF16(want)
+			RoundF16(x)
+			for i := range x {
+				if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d [%d]: got %v (%#x), want %v (%#x)", n, i, x[i], math.Float32bits(x[i]), want[i], math.Float32bits(want[i]))
+				}
+			}
+		}
+	})
 }

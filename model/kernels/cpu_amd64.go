@@ -130,6 +130,7 @@ var avx2Table = table{
 	axpyRows: func(p, v []float32, stride int, o []float32) {
 		axpyRowsAVX2(&p[0], &v[0], stride, len(p), len(o), &o[0])
 	},
+	roundF16: func(x []float32) { roundF16AVX2(&x[0], len(x)) },
 }
 
 // The assembly kernels below process rows consecutive weight rows of nb
@@ -164,6 +165,9 @@ func bf16AVX2(w *byte, x *float32, n, rows int, out *float32)
 
 //go:noescape
 func axpyAVX2(alpha float32, x, y *float32, n int)
+
+//go:noescape
+func roundF16AVX2(x *float32, n int)
 
 //go:noescape
 func dotRowsAVX2(q, k *float32, stride, n, d int, out *float32)

@@ -61,6 +61,8 @@ type table struct {
 	// is a multiple of 8 (attn.go); nil runs dot and axpy per row.
 	dotRows  func(q, k []float32, stride int, out []float32)
 	axpyRows func(p, v []float32, stride int, o []float32)
+	// roundF16 is RoundF16 for a multiple of 8 elements.
+	roundF16 func(x []float32)
 
 	// The interleaved-layout kernels (repack.go); rows is a multiple of 8.
 	// nil means the generic reference (and no repacking by default).
@@ -179,6 +181,9 @@ func use(l level) {
 		}
 		if src.axpyRows != nil {
 			dst.axpyRows = src.axpyRows
+		}
+		if src.roundF16 != nil {
+			dst.roundF16 = src.roundF16
 		}
 		if src.q80mm != nil {
 			dst.q80mm = src.q80mm

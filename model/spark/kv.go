@@ -124,7 +124,7 @@ func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
 	q := e.q16[w][:g*hd]
 	h0 := kh * g
 	copy(q, e.qkv[t*rows+h0*hd:t*rows+(h0+g)*hd])
-	quant.RoundF16(q)
+	kernels.RoundF16(q)
 	// Runs of slots: a ring wraps at most once over a window.
 	runs := &e.runs[w]
 	nr := 0
@@ -161,7 +161,7 @@ func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
 			row[j] *= inv
 		}
 	}
-	quant.RoundF16(sc)
+	kernels.RoundF16(sc)
 	out := e.att[t*QD+h0*hd : t*QD+(h0+g)*hd] // g heads' outputs, hd apart
 	clear(out)
 	part := e.part[w][:g]

@@ -91,7 +91,7 @@ func (a *acts) encode(k actKind, t, lo, hi int) {
 	switch k {
 	case actF16:
 		copy(a.f16[i:j], a.x[i:j])
-		quant.RoundF16(a.f16[i:j])
+		kernels.RoundF16(a.f16[i:j])
 	case actBF16:
 		copy(a.bf16[i:j], a.x[i:j])
 		quant.RoundBF16(a.bf16[i:j])
