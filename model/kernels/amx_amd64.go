@@ -76,6 +76,7 @@ type amxScratch struct {
 	grp  []byte
 	xb   []uint16
 	accb []byte // K-quant sums of every token tile
+	ob   []float32
 	// planes is the byte transpose of 16 rows' block heads.
 	planes [256]byte
 }
@@ -182,8 +183,9 @@ func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8_0) float32 { return x.D })
 	pk := align64(&s.pk, 512*nb)
 	s.ws = grow(s.ws, 16*nb)
+	ob := s.outBuf(b * r16)
 	bsz := int(unsafe.Sizeof(a[0]))
-	p := amxArgs{astride: nb * bsz, astep: bsz, nb: nb, ldo: 4 * ldo, cbuf: s.cbuf(),
+	p := amxArgs{astride: nb * bsz, astep: bsz, nb: nb, ldo: 4 * r16, cbuf: s.cbuf(),
 		w: unsafe.Pointer(&pk[0]), ws: unsafe.Pointer(&s.ws[0])}
 	for r0 := 0; r0 < r16; r0 += 16 {
 		packQ80AMX(&pk[0], &s.ws[0], &w[r0*rb], rb, nb)
@@ -192,10 +194,11 @@ func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 			p.cfg = s.cfgFor(cfgQ80, p.ntok, setQ80Cfg)
 			p.a = unsafe.Pointer(&a[t0*nb].Qs[0])
 			p.da = unsafe.Pointer(&s.da[t0/16*nb*16])
-			p.out = unsafe.Pointer(&out[t0*ldo+r0])
+			p.out = unsafe.Pointer(&ob[t0*r16+r0])
 			amxQ80(&p)
 		}
 	}
+	flushOut(out, ldo, ob, b, r16)
 	if r16 < rows {
 		matMul("MatMulQ8_0", w[r16*rb:], rows-r16, a, b, out[r16:], ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
 	}
@@ -418,8 +421,14 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	s.bs = tokenBsums(s.bs, a, b, nb)
 	tiles, full := (b+15)/16, b/16
 	wsb := align64(&s.pk, amxSB)
-	accb := align64(&s.accb, tiles*1024)
-	acc := unsafe.Slice((*float32)(unsafe.Pointer(&accb[0])), tiles*256)
+	// The sums of every row tile of the call wait in acc (row tile, token
+	// tile, 16 tokens x 16 rows) and are written out token by token at the
+	// end, each token's rows one contiguous run: written row tile by row
+	// tile, every token's 64 bytes fell on another line and page.
+	rts := r16 / 16
+	accb := align64(&s.accb, rts*tiles*1024)
+	accAll := unsafe.Slice((*float32)(unsafe.Pointer(&accb[0])), rts*tiles*256)
+	clear(accAll)
 	// A tiles are read in place: token t's quants of super-block sb at
 	// &a[t*nb+sb].Qs, a stride of nb blocks (copying them into aligned
 	// tile order measured faster per kernel call but cost more than it
@@ -428,6 +437,7 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	bsz := int(unsafe.Sizeof(a[0]))
 	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0]), astride: nb * bsz,
 		astep: 16 * nb * bsz, dastep: nb * 16 * 4, bsstep: nb * 16 * 16 * 2}
+	var acc []float32
 	run := func(tile, n, sb, ntok int) {
 		p.cfg = s.cfgFor(cfgQK, ntok, setQKCfg)
 		p.tiles = n
@@ -438,7 +448,7 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 		mm(&p)
 	}
 	for r0 := 0; r0 < r16; r0 += 16 {
-		clear(acc)
+		acc = accAll[r0/16*tiles*256:]
 		for sb := 0; sb < nb; sb++ {
 			unpack(s, wsb, r0, sb)
 			if full > 0 {
@@ -448,8 +458,8 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 				run(full, 1, sb, b-16*full)
 			}
 		}
-		storeRows16(&out[r0], 4*ldo, &acc[0], b)
 	}
+	storeTiles16(&out[0], 4*ldo, &accAll[0], b, rts, tiles*1024)
 	if r16 < rows {
 		rest(w[r16*rb:], rows-r16, a, b, out[r16:], ldo)
 	}
@@ -509,6 +519,22 @@ func align64(buf *[]byte, n int) []byte {
 	*buf = grow(*buf, n+64)
 	off := int((64 - uintptr(unsafe.Pointer(&(*buf)[0]))&63) & 63)
 	return (*buf)[off : off+n]
+}
+
+// outBuf returns n floats of scratch for a call's sums, token-major with
+// the rows of the call side by side, so tile stores stay in L2 instead of
+// touching a new line of the output for every token of every row tile.
+func (s *amxScratch) outBuf(n int) []float32 {
+	s.ob = grow(s.ob, n)
+	return s.ob
+}
+
+// flushOut copies the sums of outBuf (b tokens of r16 rows) to out, whose
+// token stride is ldo.
+func flushOut(out []float32, ldo int, ob []float32, b, r16 int) {
+	for t := 0; t < b; t++ {
+		copy(out[t*ldo:t*ldo+r16], ob[t*r16:(t+1)*r16])
+	}
 }
 
 // groups returns n bytes of scratch for interleaving plain blocks.
@@ -631,7 +657,8 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 		clear(xb[n:])
 	}
 	pk := align64(&s.pk, 1024*nc)
-	p := amxArgs{astride: 2 * n32, nb: nc, ldo: 4 * ldo}
+	ob := s.outBuf(b * r16)
+	p := amxArgs{astride: 2 * n32, nb: nc, ldo: 4 * r16}
 	full := n / 32 // chunks whose 64 bytes lie inside every row
 	var tail [16 * 64]byte
 	// Token blocks of bf16TokenBlock keep a block's activations in L2 while
@@ -672,7 +699,7 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 					p.cfg = s.cfgFor(cfgBF16, 16, setBF16Cfg)
 					p.a = unsafe.Pointer(&s.xb[t0*n32])
 					p.w, p.ws = unsafe.Pointer(&pk[0]), unsafe.Pointer(&pk1[0])
-					p.out = unsafe.Pointer(&out[t0*ldo+r0])
+					p.out = unsafe.Pointer(&ob[t0*r16+r0])
 					amxBF16x2(&p)
 				}
 			}
@@ -685,12 +712,13 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 						break
 					}
 					p.w = unsafe.Pointer(&bt[0])
-					p.out = unsafe.Pointer(&out[t0*ldo+r0+16*j])
+					p.out = unsafe.Pointer(&ob[t0*r16+r0+16*j])
 					amxBF16(&p)
 				}
 			}
 		}
 	}
+	flushOut(out, ldo, ob, b, r16)
 	if r16 < rows {
 		matMulFloat("MatMulBF16", w[r16*rb:], rows-r16, x, b, out[r16:], ldo, 2, MatVecBF16, cur.bf164)
 	}
@@ -736,7 +764,7 @@ func q5kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo in
 }
 
 //go:noescape
-func storeRows16(dst *float32, ldo int, src *float32, n int)
+func storeTiles16(dst *float32, ldo int, src *float32, n, tiles, step int)
 
 //go:noescape
 func amxOne(op int, c *int32, a, b *byte, cfg *tileCfg)

@@ -169,23 +169,36 @@ adone:
 	VZEROUPPER
 	RET
 
-// func storeRows16(dst *float32, ldo int, src *float32, n int): n rows of
-// 16 floats, src contiguous, dst ldo bytes apart (the AMX kernels' sums
-// into the output; a Go copy per row costs more than the row).
-TEXT ·storeRows16(SB), NOSPLIT, $0-32
+// func storeTiles16(dst *float32, ldo int, src *float32, n, tiles, step int):
+// for token t < n, row tile j < tiles: 16 floats from src + j*step + 64*t
+// to dst + t*ldo + 64*j (bytes): the AMX sums of a call written token by
+// token, each token's rows one contiguous run.
+TEXT ·storeTiles16(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ ldo+8(FP), DX
 	MOVQ src+16(FP), SI
 	MOVQ n+24(FP), CX
+	MOVQ tiles+32(FP), R8
+	MOVQ step+40(FP), R9
 	TESTQ CX, CX
-	JZ sdone
-sloop:
-	VMOVUPS (SI), Z0
-	VMOVUPS Z0, (DI)
+	JZ tdone
+	TESTQ R8, R8
+	JZ tdone
+ttok:
+	MOVQ SI, R10
+	MOVQ DI, R11
+	MOVQ R8, R12
+trow:
+	VMOVUPS (R10), Z0
+	VMOVUPS Z0, (R11)
+	ADDQ R9, R10
+	ADDQ $64, R11
+	DECQ R12
+	JNZ trow
 	ADDQ $64, SI
 	ADDQ DX, DI
 	DECQ CX
-	JNZ sloop
-sdone:
+	JNZ ttok
+tdone:
 	VZEROUPPER
 	RET
