@@ -56,3 +56,16 @@ func RoundF16(x []float32) {
 	}
 	quant.RoundF16(x)
 }
+
+// QuantizeQ8_0 is quant.QuantizeQ8_0 (bit for bit): x holds 32*len(y)
+// floats, the activations of a Q8_0 or Q4_0 product.
+func QuantizeQ8_0(x []float32, y []quant.BlockQ8_0) {
+	if len(x) < 32*len(y) {
+		panic(fmt.Sprintf("kernels: QuantizeQ8_0: %d blocks need %d floats, have %d", len(y), 32*len(y), len(x)))
+	}
+	if cur.q80Quant != nil && len(y) > 0 {
+		cur.q80Quant(x, y)
+		return
+	}
+	quant.QuantizeQ8_0(x, y)
+}

@@ -166,3 +166,83 @@ rloop:
 rdone:
 	VZEROUPPER
 	RET
+
+// func q80BlocksAVX2(x *float32, y *quant.BlockQ8_0, n int): quant.QuantizeQ8_0
+// of n blocks of 32, bit for bit: amax of |x|, id = 127/amax (0 for an
+// all-zero block), D = amax/127 rounded to f16 and back, q = x*id rounded
+// to nearest even (VCVTPS2DQ under Go's default MXCSR).
+TEXT ·q80BlocksAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ y+8(FP), DI
+	MOVQ n+16(FP), CX
+	TESTQ CX, CX
+	JZ qdone
+	MOVL $0x7FFFFFFF, AX
+	MOVQ AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x42FE0000, AX     // 127.0
+	MOVQ AX, X14
+	MOVQ $·q80Perm(SB), AX
+	VMOVDQU (AX), Y13
+qloop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VANDPS Y15, Y0, Y4
+	VANDPS Y15, Y1, Y5
+	VANDPS Y15, Y2, Y6
+	VANDPS Y15, Y3, Y7
+	VMAXPS Y5, Y4, Y4
+	VMAXPS Y7, Y6, Y6
+	VMAXPS Y6, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0x4E, X4, X5
+	VMAXPS X5, X4, X4
+	VPERMILPS $0xB1, X4, X5
+	VMAXPS X5, X4, X4          // amax in every lane of X4
+	VDIVSS X14, X4, X6         // d = amax / 127
+	VCVTPS2PH $0, X6, X6
+	VCVTPH2PS X6, X6
+	VMOVSS X6, (DI)
+	VXORPS X7, X7, X7
+	VUCOMISS X7, X4
+	JEQ zero
+	VDIVSS X4, X14, X8         // id = 127 / amax
+	VBROADCASTSS X8, Y8
+	VMULPS Y8, Y0, Y0
+	VMULPS Y8, Y1, Y1
+	VMULPS Y8, Y2, Y2
+	VMULPS Y8, Y3, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD Y0, Y13, Y0
+	VMOVDQU Y0, 4(DI)
+	JMP next
+zero:
+	VXORPS Y0, Y0, Y0
+	VMOVDQU Y0, 4(DI)
+next:
+	ADDQ $128, SI
+	ADDQ $36, DI
+	DECQ CX
+	JNZ qloop
+qdone:
+	VZEROUPPER
+	RET
+
+DATA ·q80Perm+0(SB)/4, $0
+DATA ·q80Perm+4(SB)/4, $4
+DATA ·q80Perm+8(SB)/4, $1
+DATA ·q80Perm+12(SB)/4, $5
+DATA ·q80Perm+16(SB)/4, $2
+DATA ·q80Perm+20(SB)/4, $6
+DATA ·q80Perm+24(SB)/4, $3
+DATA ·q80Perm+28(SB)/4, $7
+GLOBL ·q80Perm(SB), RODATA, $32

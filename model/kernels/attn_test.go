@@ -135,3 +135,36 @@ func TestRoundF16(t *testing.T) {
 		}
 	})
 }
+
+// QuantizeQ8_0 equals quant.QuantizeQ8_0 bit for bit at every level: random
+// blocks, all-zero ones, ties of x*id, one large value.
+func TestQuantizeQ8_0(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(53, 54))
+		for _, nb := range []int{1, 3, 64, 208} {
+			x := make([]float32, 32*nb)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			for i := 0; i < 32; i++ {
+				x[32*(nb-1)+i] = 0 // an all-zero block
+			}
+			if nb > 1 {
+				for i := 0; i < 32; i++ { // ties: amax 127, values k+0.5
+					x[i] = float32(i) - 15.5
+				}
+				x[0] = 127
+				x[32] = 1e30
+			}
+			want := make([]quant.BlockQ8_0, nb)
+			got := make([]quant.BlockQ8_0, nb)
+			quant.QuantizeQ8_0(x, want)
+			QuantizeQ8_0(x, got)
+			for b := range want {
+				if math.Float32bits(got[b].D) != math.Float32bits(want[b].D) || got[b].Qs != want[b].Qs {
+					t.Fatalf("nb=%d block %d: got %v %v, want %v %v", nb, b, got[b].D, got[b].Qs, want[b].D, want[b].Qs)
+				}
+			}
+		}
+	})
+}

@@ -131,6 +131,7 @@ var avx2Table = table{
 		axpyRowsAVX2(&p[0], &v[0], stride, len(p), len(o), &o[0])
 	},
 	roundF16: func(x []float32) { roundF16AVX2(&x[0], len(x)) },
+	q80Quant: func(x []float32, y []quant.BlockQ8_0) { q80BlocksAVX2(&x[0], &y[0], len(y)) },
 }
 
 // The assembly kernels below process rows consecutive weight rows of nb
@@ -168,6 +169,9 @@ func axpyAVX2(alpha float32, x, y *float32, n int)
 
 //go:noescape
 func roundF16AVX2(x *float32, n int)
+
+//go:noescape
+func q80BlocksAVX2(x *float32, y *quant.BlockQ8_0, n int)
 
 //go:noescape
 func dotRowsAVX2(q, k *float32, stride, n, d int, out *float32)

@@ -63,6 +63,8 @@ type table struct {
 	axpyRows func(p, v []float32, stride int, o []float32)
 	// roundF16 is RoundF16 for a multiple of 8 elements.
 	roundF16 func(x []float32)
+	// q80Quant is QuantizeQ8_0.
+	q80Quant func(x []float32, y []quant.BlockQ8_0)
 
 	// The interleaved-layout kernels (repack.go); rows is a multiple of 8.
 	// nil means the generic reference (and no repacking by default).
@@ -184,6 +186,9 @@ func use(l level) {
 		}
 		if src.roundF16 != nil {
 			dst.roundF16 = src.roundF16
+		}
+		if src.q80Quant != nil {
+			dst.q80Quant = src.q80Quant
 		}
 		if src.q80mm != nil {
 			dst.q80mm = src.q80mm

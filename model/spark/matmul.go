@@ -96,7 +96,7 @@ func (a *acts) encode(k actKind, t, lo, hi int) {
 		copy(a.bf16[i:j], a.x[i:j])
 		quant.RoundBF16(a.bf16[i:j])
 	case actQ80:
-		quant.QuantizeQ8_0(a.x[i:j], a.q80[i/32:j/32])
+		kernels.QuantizeQ8_0(a.x[i:j], a.q80[i/32:j/32])
 	case actQ8K:
 		kernels.QuantizeQ8K(a.x[i:j], a.q8k[i/quant.QK_K:j/quant.QK_K])
 	}
