@@ -560,6 +560,16 @@ func pack16Q4K(g, src []byte, rb int, planes *[256]byte) {
 	const gb = 8 * quant.BlockQ4_KSize
 	_ = src[15*rb+quant.BlockQ4_KSize-1]
 	g0, g1 := g[:gb], g[gb:2*gb]
+	headQ4K(g0, g1, src, rb, planes)
+	for p := 0; p < 4; p++ {
+		transposeD16(&g0[128+256*p], &g1[128+256*p], 32, &src[16+32*p], rb)
+	}
+}
+
+// headQ4K interleaves the 16-byte heads (d, dmin, 12 scale bytes) of 16
+// plain Q4_K or Q5_K blocks (row r at src[r*rb:]) into the group blocks g0
+// (rows 0-7) and g1 (rows 8-15).
+func headQ4K(g0, g1, src []byte, rb int, planes *[256]byte) {
 	transposeB16(&planes[0], &src[0], rb)
 	for r := 0; r < 8; r++ {
 		g0[2*r], g0[2*r+1], g0[16+2*r], g0[17+2*r] = planes[r], planes[16+r], planes[32+r], planes[48+r]
@@ -568,9 +578,6 @@ func pack16Q4K(g, src []byte, rb int, planes *[256]byte) {
 	for k := 0; k < 12; k++ {
 		copy(g0[32+8*k:40+8*k], planes[16*(4+k):])
 		copy(g1[32+8*k:40+8*k], planes[16*(4+k)+8:])
-	}
-	for p := 0; p < 4; p++ {
-		transposeD16(&g0[128+256*p], &g1[128+256*p], 32, &src[16+32*p], rb)
 	}
 }
 
@@ -736,15 +743,7 @@ func pack16Q5K(g, src []byte, rb int, planes *[256]byte) {
 	const gb = 8 * quant.BlockQ4_KSize
 	_ = src[15*rb+quant.BlockQ5_KSize-1]
 	g0, g1 := g[:gb], g[gb:2*gb]
-	transposeB16(&planes[0], &src[0], rb)
-	for r := 0; r < 8; r++ {
-		g0[2*r], g0[2*r+1], g0[16+2*r], g0[17+2*r] = planes[r], planes[16+r], planes[32+r], planes[48+r]
-		g1[2*r], g1[2*r+1], g1[16+2*r], g1[17+2*r] = planes[8+r], planes[24+r], planes[40+r], planes[56+r]
-	}
-	for k := 0; k < 12; k++ {
-		copy(g0[32+8*k:40+8*k], planes[16*(4+k):])
-		copy(g1[32+8*k:40+8*k], planes[16*(4+k)+8:])
-	}
+	headQ4K(g0, g1, src, rb, planes)
 	for p := 0; p < 4; p++ {
 		transposeD16(&g0[128+256*p], &g1[128+256*p], 32, &src[48+32*p], rb)
 	}
