@@ -29,7 +29,9 @@ package kernels
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
+	"unsafe"
 
 	"github.com/droidgo/droidgo/model/quant"
 )
@@ -116,107 +118,23 @@ func init() {
 }
 
 func use(l level) {
-	t := genericTable
-	fill := func(dst *table, src table) {
-		if src.q4k != nil {
-			dst.q4k = src.q4k
-		}
-		if src.q4k4 != nil {
-			dst.q4k4 = src.q4k4
-		}
-		if src.q6k4 != nil {
-			dst.q6k4 = src.q6k4
-		}
-		if src.q4kx8 != nil {
-			dst.q4kx8 = src.q4kx8
-		}
-		if src.q4kx84 != nil {
-			dst.q4kx84 = src.q4kx84
-		}
-		if src.q6kx8 != nil {
-			dst.q6kx8 = src.q6kx8
-		}
-		if src.q6kx84 != nil {
-			dst.q6kx84 = src.q6kx84
-		}
-		if src.q5k != nil {
-			dst.q5k = src.q5k
-		}
-		if src.q6k != nil {
-			dst.q6k = src.q6k
-		}
-		if src.q80 != nil {
-			dst.q80 = src.q80
-		}
-		if src.q804 != nil {
-			dst.q804 = src.q804
-		}
-		if src.q40 != nil {
-			dst.q40 = src.q40
-		}
-		if src.f32 != nil {
-			dst.f32 = src.f32
-		}
-		if src.f16 != nil {
-			dst.f16 = src.f16
-		}
-		if src.bf16 != nil {
-			dst.bf16 = src.bf16
-		}
-		if src.f164 != nil {
-			dst.f164 = src.f164
-		}
-		if src.bf164 != nil {
-			dst.bf164 = src.bf164
-		}
-		if src.q8k != nil {
-			dst.q8k = src.q8k
-		}
-		if src.dot != nil {
-			dst.dot = src.dot
-		}
-		if src.axpy != nil {
-			dst.axpy = src.axpy
-		}
-		if src.dotRows != nil {
-			dst.dotRows = src.dotRows
-		}
-		if src.axpyRows != nil {
-			dst.axpyRows = src.axpyRows
-		}
-		if src.roundF16 != nil {
-			dst.roundF16 = src.roundF16
-		}
-		if src.q80Quant != nil {
-			dst.q80Quant = src.q80Quant
-		}
-		if src.q80mm != nil {
-			dst.q80mm = src.q80mm
-		}
-		if src.q40mm != nil {
-			dst.q40mm = src.q40mm
-		}
-		if src.q4kmm != nil {
-			dst.q4kmm = src.q4kmm
-		}
-		if src.q4kx8mm != nil {
-			dst.q4kx8mm = src.q4kx8mm
-		}
-		if src.q5kmm != nil {
-			dst.q5kmm = src.q5kmm
-		}
-		if src.q6kmm != nil {
-			dst.q6kmm = src.q6kmm
-		}
-		if src.q6kx8mm != nil {
-			dst.q6kx8mm = src.q6kx8mm
-		}
-		if src.bf16mm != nil {
-			dst.bf16mm = src.bf16mm
+	cur, curISA = overlay(genericTable, l.tab), l.name
+}
+
+// overlay returns base with every kernel that over sets replaced: one rule
+// for every entry of the table, so an entry added to it can never be left
+// on the generic path by a forgotten line (TestBestLevelOverridesGeneric
+// checks the result).
+func overlay(base, over table) table {
+	b, o := reflect.ValueOf(&base).Elem(), reflect.ValueOf(&over).Elem()
+	for i := 0; i < o.NumField(); i++ {
+		if f := o.Field(i); !f.IsNil() {
+			// The fields are unexported: reach them through their addresses.
+			dst := reflect.NewAt(f.Type(), unsafe.Pointer(b.Field(i).UnsafeAddr())).Elem()
+			dst.Set(reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem())
 		}
 	}
-	fill(&t, l.tab)
-	cur, curISA = t, l.name
+	return base
 }
 
 // ISA reports the instruction-set level in use, e.g. "avx2" or "dotprod".

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"os"
 	"slices"
 	"testing"
@@ -504,4 +505,34 @@ func TestShortBuffersPanic(t *testing.T) {
 		}
 	}()
 	MatVecQ4K(make([]byte, 100), 1, make([]quant.BlockQ8K, 1), make([]float32, 1))
+}
+
+// TestBestLevelOverridesGeneric names every kernel of the best level that
+// is still the generic one although some level of this CPU has its own:
+// the symptom of a level built without one of its kernels, which every
+// other test would pass (the generic kernels compute the same).
+func TestBestLevelOverridesGeneric(t *testing.T) {
+	best := levels[len(levels)-1]
+	got := overlay(genericTable, best.tab)
+	g, c := reflect.ValueOf(genericTable), reflect.ValueOf(got)
+	typ := c.Type()
+	for i := 0; i < c.NumField(); i++ {
+		if c.Field(i).Pointer() != g.Field(i).Pointer() || (g.Field(i).IsNil() && !c.Field(i).IsNil()) {
+			continue
+		}
+		for _, l := range levels[1:] {
+			if f := reflect.ValueOf(l.tab).Field(i); !f.IsNil() && f.Pointer() != g.Field(i).Pointer() {
+				t.Errorf("level %s: %s is the generic kernel, but level %s has one", best.name, typ.Field(i).Name, l.name)
+				break
+			}
+		}
+	}
+	if use(best); ISA() != best.name {
+		t.Fatalf("use(%s) selected %s", best.name, ISA())
+	}
+	for i := 0; i < c.NumField(); i++ {
+		if reflect.ValueOf(cur).Field(i).Pointer() != c.Field(i).Pointer() {
+			t.Errorf("use(%s) did not install %s", best.name, typ.Field(i).Name)
+		}
+	}
 }
