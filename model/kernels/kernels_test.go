@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
 
