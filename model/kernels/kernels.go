@@ -3,9 +3,9 @@
 // for every weight type droidgo runs (Q4_K, Q6_K, Q5_K, Q8_0, Q4_0, BF16, F16,
 // F32), Q8_K activation quantisation, and small f32 helpers for attention,
 // written in Go assembly for amd64 (AVX2+FMA+F16C; AVX-512 VNNI and AMX
-// matrix-matrix kernels for prefill where the CPU has them) and arm64 (NEON,
-// SDOT where the CPU has dotprod), with the pure-Go references of package quant as the
-// fallback everywhere.
+// matrix-matrix kernels for prefill where the CPU has them) and arm64 (NEON;
+// SDOT and SMMLA matrix-matrix kernels where the CPU has dotprod and i8mm),
+// with the pure-Go references of package quant as the fallback everywhere.
 //
 // Every entry point has exactly the semantics of the matching quant.Dot*
 // reference applied row by row; only the floating-point accumulation order
