@@ -69,3 +69,21 @@ func QuantizeQ8_0(x []float32, y []quant.BlockQ8_0) {
 	}
 	quant.QuantizeQ8_0(x, y)
 }
+
+// GELUErfMul sets y[i] = gelu(g[i]) * u[i] for the exact (erf) GELU,
+// 0.5*x*(1+erf(x/sqrt2)), the GEGLU of the reference model. The assembly
+// form evaluates it in float32 (a few ulps from the float64 reference ref,
+// which handles the elements it does not: ref(x) must be that reference).
+func GELUErfMul(y, g, u []float32, ref func(float32) float32) {
+	n := len(y)
+	g, u = g[:n], u[:n]
+	m := n &^ 7
+	if cur.geluErf != nil && m > 0 {
+		cur.geluErf(y[:m], g[:m], u[:m])
+	} else {
+		m = 0
+	}
+	for i := m; i < n; i++ {
+		y[i] = ref(g[i]) * u[i]
+	}
+}

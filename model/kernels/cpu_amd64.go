@@ -132,6 +132,7 @@ var avx2Table = table{
 	},
 	roundF16: func(x []float32) { roundF16AVX2(&x[0], len(x)) },
 	q80Quant: func(x []float32, y []quant.BlockQ8_0) { q80BlocksAVX2(&x[0], &y[0], len(y)) },
+	geluErf:  func(y, g, u []float32) { geluErfMulAVX2(&y[0], &g[0], &u[0], len(y)) },
 }
 
 // The assembly kernels below process rows consecutive weight rows of nb
@@ -169,6 +170,9 @@ func axpyAVX2(alpha float32, x, y *float32, n int)
 
 //go:noescape
 func roundF16AVX2(x *float32, n int)
+
+//go:noescape
+func geluErfMulAVX2(y, gate, u *float32, n int)
 
 //go:noescape
 func q80BlocksAVX2(x *float32, y *quant.BlockQ8_0, n int)

@@ -67,6 +67,8 @@ type table struct {
 	roundF16 func(x []float32)
 	// q80Quant is QuantizeQ8_0.
 	q80Quant func(x []float32, y []quant.BlockQ8_0)
+	// geluErf is GELUErfMul for a multiple of 8 elements.
+	geluErf func(y, g, u []float32)
 
 	// The interleaved-layout kernels (repack.go); rows is a multiple of 8.
 	// nil means the generic reference (and no repacking by default).

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/droidgo/droidgo/model/quant"
 )
 
@@ -44,9 +45,11 @@ func ParseGELU(s string) (GELUMode, bool) {
 	return 0, false
 }
 
+// geluErf is 0.5*x*(1+erf(x/sqrt2)), written with erfc so that the negative
+// tail keeps its digits (1+erf cancels there).
 func geluErf(x float32) float32 {
 	v := float64(x)
-	return float32(0.5 * v * (1 + math.Erf(v/math.Sqrt2)))
+	return float32(0.5 * v * math.Erfc(-v/math.Sqrt2))
 }
 
 // gelu32 is ggml_gelu_f32 as compiled into llama.cpp's x86 CPU backends:
@@ -117,9 +120,7 @@ func geglu(mode GELUMode, y, g, u []float32) {
 			}
 		}
 	default:
-		for i := range y {
-			y[i] = geluErf(g[i]) * u[i]
-		}
+		kernels.GELUErfMul(y, g, u, geluErf)
 	}
 }
 
