@@ -23,9 +23,10 @@ import (
 // Layout: a tile of 16 weight rows is unpacked once into the B-tile form
 // (K/4 rows of 64 bytes, row k holding 4 consecutive weights of each of the
 // 16 rows; for BF16 K/2 rows of pairs), then every tile of up to 16 tokens
-// is multiplied with it. The activation quants are copied once per call
-// into tile order (16 tokens' blocks side by side, 64-byte aligned), so A
-// tiles are whole cache lines; activations are never re-quantised. K-quant
+// is multiplied with it. A tiles are loaded straight from the activation
+// blocks (16 tokens a token stride apart): activations are never copied
+// or re-quantised, since the engine multiplies one batch by several row
+// chunks and a copy would be paid per chunk. K-quant
 // weights are unpacked as scale*q in two byte planes (see qkAMX and
 // amxunpack_amd64.s), so one super-block needs no per-sub-block work
 // outside the tiles.
@@ -430,10 +431,7 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	accAll := unsafe.Slice((*float32)(unsafe.Pointer(&accb[0])), rts*tiles*256)
 	clear(accAll)
 	// A tiles are read in place: token t's quants of super-block sb at
-	// &a[t*nb+sb].Qs, a stride of nb blocks (copying them into aligned
-	// tile order measured faster per kernel call but cost more than it
-	// saved in the engine, which multiplies each activation batch by
-	// several row chunks).
+	// &a[t*nb+sb].Qs, a stride of nb blocks.
 	bsz := int(unsafe.Sizeof(a[0]))
 	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0]), astride: nb * bsz,
 		astep: 16 * nb * bsz, dastep: nb * 16 * 4, bsstep: nb * 16 * 16 * 2}
