@@ -196,9 +196,11 @@ type JSON struct {
 	err error
 }
 
-// NewJSON returns a JSON-lines printer writing to w.
+// NewJSON returns a JSON-lines printer writing to w. Characters a
+// terminal would act on are written as escapes, as the lines are often
+// read on one.
 func NewJSON(w io.Writer) *JSON {
-	enc := json.NewEncoder(w)
+	enc := json.NewEncoder(termsafe.NewJSONWriter(w)) // one Write per event: nothing is left pending
 	enc.SetEscapeHTML(false)
 	return &JSON{enc: enc}
 }

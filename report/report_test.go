@@ -124,3 +124,22 @@ func TestJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONEscapesTerminalControls: a model's bidi override or C1 control
+// reaches the JSON lines as an escape, and reads back as itself.
+func TestJSONEscapesTerminalControls(t *testing.T) {
+	text := "pay \u202eredaol\u202c \u009b2J now"
+	var buf bytes.Buffer
+	p := NewJSON(&buf)
+	p.Event(loop.Event{Type: loop.EvThinking, Text: text})
+	if p.Err() != nil {
+		t.Fatal(p.Err())
+	}
+	if strings.ContainsAny(buf.String(), "\u202e\u202c\u009b") {
+		t.Fatalf("raw controls in %q", buf.String())
+	}
+	var ev loop.Event
+	if err := json.Unmarshal(buf.Bytes(), &ev); err != nil || ev.Text != text {
+		t.Fatalf("read back %q, %v; want %q", ev.Text, err, text)
+	}
+}

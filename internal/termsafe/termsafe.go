@@ -255,3 +255,79 @@ func (w *Writer) Err() error {
 	defer w.mu.Unlock()
 	return w.err
 }
+
+// JSONWriter passes JSON through unchanged but for the characters String
+// drops that encoding/json leaves raw (C1 controls, bidi controls): it
+// writes them as \uXXXX escapes, which mean the same character to a JSON
+// reader and nothing to a terminal. It relies on its input being JSON as
+// encoding/json writes it (valid UTF-8, those characters only inside
+// strings). It keeps a character split between writes, and is safe for
+// concurrent use.
+type JSONWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	pending []byte
+	buf     []byte
+	err     error
+}
+
+// NewJSONWriter returns a JSONWriter onto w.
+func NewJSONWriter(w io.Writer) *JSONWriter { return &JSONWriter{w: w} }
+
+// Write escapes p onto the underlying writer, reporting all of p written
+// unless that writer fails; after a failure every Write fails the same way.
+func (w *JSONWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
+	in := p
+	if len(w.pending) > 0 {
+		in = append(w.pending, p...)
+		w.pending = nil
+	}
+	out := w.buf[:0]
+	for i := 0; i < len(in); {
+		c := in[i]
+		if c < utf8.RuneSelf {
+			out = append(out, c)
+			i++
+			continue
+		}
+		if !utf8.FullRune(in[i:]) {
+			w.pending = append([]byte(nil), in[i:]...)
+			break
+		}
+		r, n := utf8.DecodeRune(in[i:])
+		if drop(r) {
+			const hex = "0123456789abcdef"
+			out = append(out, '\\', 'u', hex[r>>12&15], hex[r>>8&15], hex[r>>4&15], hex[r&15])
+		} else {
+			out = append(out, in[i:i+n]...)
+		}
+		i += n
+	}
+	w.buf = out
+	if len(out) > 0 {
+		if _, err := w.w.Write(out); err != nil {
+			w.err = err
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// Flush writes out an incomplete character left by the last Write as it
+// came and returns the first error seen.
+func (w *JSONWriter) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil && len(w.pending) > 0 {
+		if _, err := w.w.Write(w.pending); err != nil {
+			w.err = err
+		}
+	}
+	w.pending = nil
+	return w.err
+}

@@ -2,6 +2,7 @@ package termsafe
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"testing"
 	"unicode/utf8"
@@ -98,6 +99,76 @@ func FuzzString(f *testing.F) {
 		w.Flush()
 		if b.String() != s {
 			t.Fatalf("split at %d: %q, String gives %q", cut, b.String(), s)
+		}
+	})
+}
+
+func TestJSONWriter(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"plain", `{"a":"Wi-Fi 设置"}`, `{"a":"Wi-Fi 设置"}`},
+		{"C1 CSI", "{\"a\":\"x\u009b2Jy\"}", `{"a":"x\u009b2Jy"}`},
+		{"bidi", "[\"pay \u202eredaol\u202c \u2066x\u2069\"]", `["pay \u202eredaol\u202c \u2066x\u2069"]`},
+		{"zero-width marks stay", "\"a\u200eb\"", "\"a\u200eb\""},
+	}
+	for _, tt := range tests {
+		for cut := 0; cut <= len(tt.in); cut++ {
+			var b bytes.Buffer
+			w := NewJSONWriter(&b)
+			w.Write([]byte(tt.in[:cut]))
+			w.Write([]byte(tt.in[cut:]))
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tt.want {
+				t.Errorf("%s cut at %d: %q, want %q", tt.name, cut, b.String(), tt.want)
+			}
+		}
+	}
+}
+
+func TestJSONWriterKeepsTheError(t *testing.T) {
+	w := NewJSONWriter(failWriter{})
+	if _, err := w.Write([]byte(`"x"`)); err == nil {
+		t.Fatal("Write onto a failing writer succeeded")
+	}
+	if _, err := w.Write([]byte(`"y"`)); err == nil || w.Flush() == nil {
+		t.Fatal("the first error was not kept")
+	}
+}
+
+// FuzzJSONWriter checks that what encoding/json writes for any string
+// reads back as the same string through a JSONWriter and carries no
+// character the terminal filter drops.
+func FuzzJSONWriter(f *testing.F) {
+	for _, s := range []string{"", "a\u0085b", "\u202e\u2069", "设置", "\x1b[2J"} {
+		f.Add(s, 1)
+	}
+	f.Fuzz(func(t *testing.T, s string, cut int) {
+		js, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut = min(max(cut, 0), len(js))
+		var b bytes.Buffer
+		w := NewJSONWriter(&b)
+		w.Write(js[:cut])
+		w.Write(js[cut:])
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		var back string
+		if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+			t.Fatalf("%q is not JSON: %v", b.String(), err)
+		}
+		var want string
+		json.Unmarshal(js, &want)
+		if back != want {
+			t.Fatalf("read back %q, want %q", back, want)
+		}
+		for _, r := range b.String() {
+			if drop(r) {
+				t.Fatalf("%q keeps %U", b.String(), r)
+			}
 		}
 	})
 }
