@@ -1,10 +1,12 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "floatload_amd64.h"
 
 // Float matrix-vector kernels: 4 x 8 FMA accumulators per row over 32
 // elements, then 8 at a time, then a scalar tail in its own register (a VEX
-// scalar op would zero the upper half of a YMM accumulator).
+// scalar op would zero the upper half of a YMM accumulator). The weight
+// loads are floatload_amd64.h's; bf16AVX2 keeps its shuffle mask in Y14.
 
 #define HSUM_STORE \
 	VADDPS Y1, Y0, Y0 \
@@ -100,10 +102,10 @@ f16row:
 f16loop32:
 	CMPQ CX, $32
 	JB   f16loop8
-	VCVTPH2PS 0(SI), Y4
-	VCVTPH2PS 16(SI), Y5
-	VCVTPH2PS 32(SI), Y6
-	VCVTPH2PS 48(SI), Y7
+	LOADW_F16(0(SI), Y4)
+	LOADW_F16(16(SI), Y5)
+	LOADW_F16(32(SI), Y6)
+	LOADW_F16(48(SI), Y7)
 	VFMADD231PS 0(DI), Y4, Y0
 	VFMADD231PS 32(DI), Y5, Y1
 	VFMADD231PS 64(DI), Y6, Y2
@@ -116,7 +118,7 @@ f16loop32:
 f16loop8:
 	CMPQ CX, $8
 	JB   f16tail
-	VCVTPH2PS 0(SI), Y4
+	LOADW_F16(0(SI), Y4)
 	VFMADD231PS (DI), Y4, Y0
 	ADDQ $16, SI
 	ADDQ $32, DI
@@ -126,9 +128,7 @@ f16loop8:
 f16tail:
 	TESTQ CX, CX
 	JZ    f16done
-	MOVWLZX (SI), AX 
-	VMOVD AX, X4
-	VCVTPH2PS X4, X4
+	SCALW_F16((SI), X4)
 	VFMADD231SS (DI), X4, X8
 	ADDQ $2, SI
 	ADDQ $4, DI
@@ -150,6 +150,7 @@ TEXT ·bf16AVX2(SB), NOSPLIT, $0-40
 	MOVQ n+16(FP), R9
 	MOVQ rows+24(FP), DX
 	MOVQ out+32(FP), R8
+	INITW_BF16
 
 bf16row:
 	MOVQ R13, DI
@@ -163,14 +164,10 @@ bf16row:
 bf16loop32:
 	CMPQ CX, $32
 	JB   bf16loop8
-	VPMOVZXWD 0(SI), Y4
-	VPSLLD $16, Y4, Y4
-	VPMOVZXWD 16(SI), Y5
-	VPSLLD $16, Y5, Y5
-	VPMOVZXWD 32(SI), Y6
-	VPSLLD $16, Y6, Y6
-	VPMOVZXWD 48(SI), Y7
-	VPSLLD $16, Y7, Y7
+	LOADW_BF16(0(SI), Y4)
+	LOADW_BF16(16(SI), Y5)
+	LOADW_BF16(32(SI), Y6)
+	LOADW_BF16(48(SI), Y7)
 	VFMADD231PS 0(DI), Y4, Y0
 	VFMADD231PS 32(DI), Y5, Y1
 	VFMADD231PS 64(DI), Y6, Y2
@@ -183,8 +180,7 @@ bf16loop32:
 bf16loop8:
 	CMPQ CX, $8
 	JB   bf16tail
-	VPMOVZXWD 0(SI), Y4
-	VPSLLD $16, Y4, Y4
+	LOADW_BF16(0(SI), Y4)
 	VFMADD231PS (DI), Y4, Y0
 	ADDQ $16, SI
 	ADDQ $32, DI
@@ -194,9 +190,7 @@ bf16loop8:
 bf16tail:
 	TESTQ CX, CX
 	JZ    bf16done
-	MOVWLZX (SI), AX
-	SHLL $16, AX
-	VMOVD AX, X4
+	SCALW_BF16((SI), X4)
 	VFMADD231SS (DI), X4, X8
 	ADDQ $2, SI
 	ADDQ $4, DI

@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "floatload_amd64.h"
 
 // One-token float kernels for decode, two rows at a time: row r of the first
 // half of the matrix with row r+half of the second, so the weights are read
@@ -19,25 +20,8 @@
 // out[r] (out[r+half] is R11 = 4*half bytes on), CX elements left, Y14 the
 // bf16 shuffle mask.
 
-// 8 bf16 weights at m to 8 floats in y: one byte shuffle of the 16 bytes in
-// both lanes puts each weight in the top half of its dword and zeros the
-// bottom half (bf16 is the top half of an f32).
-#define LOADW_BF16(m, y) VBROADCASTI128 m, y; VPSHUFB Y14, y, y
-#define INITW_BF16 VMOVDQU bf16h2shuf<>(SB), Y14
-#define LOADW_F16(m, y) VCVTPH2PS m, y
-
-// One bf16 / f16 weight at m, converted and broadcast to the lanes of x.
-#define SCALW_BF16(m, x) MOVWLZX m, AX; SHLL $16, AX; VMOVD AX, x; VBROADCASTSS x, x
-#define SCALW_F16(m, x) MOVWLZX m, AX; VMOVD AX, x; VCVTPH2PS x, x; VBROADCASTSS x, x
-
 // The cache line 1 KiB ahead in both streams.
 #define PF PREFETCHT0 1024(SI); PREFETCHT0 1024(SI)(R10*1)
-
-DATA bf16h2shuf<>+0(SB)/8, $0x0302808001008080
-DATA bf16h2shuf<>+8(SB)/8, $0x0706808005048080
-DATA bf16h2shuf<>+16(SB)/8, $0x0B0A808009088080
-DATA bf16h2shuf<>+24(SB)/8, $0x0F0E80800D0C8080
-GLOBL bf16h2shuf<>(SB), RODATA|NOPTR, $32
 
 // func bf16AVX2h2(w *byte, x *float32, n, half int, out *float32)
 //

@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "floatload_amd64.h"
 
 // Four-token float kernels for prefill: each weight element is converted to
 // f32 once and multiplied into 4 token accumulators, three rows at a time (12
@@ -21,26 +22,8 @@
 // values gathered into one XMM, so scalar VEX ops never clear the upper half
 // of a live accumulator.
 
-// 8 bf16 weights at m to 8 floats in y: bf16 is the top half of an f32, so
-// one byte shuffle (Y14 = bf16x4shuf; from memory in the 3-row loop, which
-// needs Y14) of the 16 bytes in both lanes puts each weight in the top half
-// of its dword and zeros the bottom half, one ALU op where VPMOVZXWD+VPSLLD
-// take two.
-#define LOADW_BF16(m, y) VBROADCASTI128 m, y; VPSHUFB Y14, y, y
-#define INITW_BF16 VMOVDQU bf16x4shuf<>(SB), Y14
-
-DATA bf16x4shuf<>+0(SB)/8, $0x0302808001008080
-DATA bf16x4shuf<>+8(SB)/8, $0x0706808005048080
-DATA bf16x4shuf<>+16(SB)/8, $0x0B0A808009088080
-DATA bf16x4shuf<>+24(SB)/8, $0x0F0E80800D0C8080
-GLOBL bf16x4shuf<>(SB), RODATA|NOPTR, $32
-
-// 8 f16 weights at m to 8 floats in y.
-#define LOADW_F16(m, y) VCVTPH2PS m, y
-
-// One bf16 / f16 weight at m, converted and broadcast to the 4 lanes of x.
-#define SCALW_BF16(m, x) MOVWLZX m, AX; SHLL $16, AX; VMOVD AX, x; VBROADCASTSS x, x
-#define SCALW_F16(m, x) MOVWLZX m, AX; VMOVD AX, x; VCVTPH2PS x, x; VBROADCASTSS x, x
+// LOADW_BF16 needs Y14, which the 3-row loop holds a row in: that loop uses
+// LOADW_BF16M, and the pair and single loops load the mask after it.
 
 // 8 elements at byte offset off of the 4 tokens times rows wa and wb into
 // Y0-Y3 (row a) and Y4-Y7 (row b).
@@ -71,10 +54,6 @@ GLOBL bf16x4shuf<>(SB), RODATA|NOPTR, $32
 	VFMADD231PS Y15, Y12, a0 \
 	VFMADD231PS Y15, Y13, a1 \
 	VFMADD231PS Y15, Y14, a2
-
-// LOADW_* for the 3-row loop, whose third row takes Y14.
-#define LOADW3_BF16(m, y) VBROADCASTI128 m, y; VPSHUFB bf16x4shuf<>(SB), y, y
-#define LOADW3_F16(m, y) VCVTPH2PS m, y
 
 // The 4 accumulators a-d (YMM) summed into the 4 lanes of xa (a's XMM):
 // lane t = horizontal sum of token t's accumulator.
@@ -145,9 +124,9 @@ bf16x4triple:
 bf16x4triple8:
 	CMPQ CX, $8
 	JB   bf16x4triplesum
-	LOADW3_BF16((SI), Y12)
-	LOADW3_BF16((SI)(R15*1), Y13)
-	LOADW3_BF16((SI)(R15*2), Y14)
+	LOADW_BF16M((SI), Y12)
+	LOADW_BF16M((SI)(R15*1), Y13)
+	LOADW_BF16M((SI)(R15*2), Y14)
 	FMA3x4((DI), Y0, Y4, Y8)
 	FMA3x4((DI)(R12*1), Y1, Y5, Y9)
 	FMA3x4((DI)(R12*2), Y2, Y6, Y10)
@@ -371,9 +350,9 @@ f16x4triple:
 f16x4triple8:
 	CMPQ CX, $8
 	JB   f16x4triplesum
-	LOADW3_F16((SI), Y12)
-	LOADW3_F16((SI)(R15*1), Y13)
-	LOADW3_F16((SI)(R15*2), Y14)
+	LOADW_F16((SI), Y12)
+	LOADW_F16((SI)(R15*1), Y13)
+	LOADW_F16((SI)(R15*2), Y14)
 	FMA3x4((DI), Y0, Y4, Y8)
 	FMA3x4((DI)(R12*1), Y1, Y5, Y9)
 	FMA3x4((DI)(R12*2), Y2, Y6, Y10)
