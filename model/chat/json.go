@@ -148,22 +148,22 @@ func pyNumber(v any) (intText string, f float64, isInt bool, ok bool) {
 
 // goJSONNumber writes a Go float the way encoding/json does, so a value
 // reaches the template as it would after a trip through an OpenAI request
-// (2.0 becomes the integer 2).
-// f must be finite.
+// (2.0 becomes the integer 2). f must be finite.
 func goJSONNumber(f float64) any {
 	b, _ := json.Marshal(f)
 	return json.Number(b)
 }
 
-// pyFloat formats f as Python's repr (and json.dumps) does.
-func pyFloat(f float64) string {
+// pyFloat formats f as Python's repr and json.dumps do; they differ only in
+// how they spell infinities and NaN, which are inf and nan.
+func pyFloat(f float64, inf, nan string) string {
 	switch {
 	case math.IsInf(f, 1):
-		return "Infinity"
+		return inf
 	case math.IsInf(f, -1):
-		return "-Infinity"
+		return "-" + inf
 	case math.IsNaN(f):
-		return "NaN"
+		return nan
 	}
 	e := strconv.FormatFloat(f, 'e', -1, 64) // shortest digits, d.ddde±XX
 	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
@@ -194,15 +194,15 @@ func toJSON(v any) (string, error) {
 type printer struct {
 	null, yes, no string
 	str           func(*strings.Builder, string)
-	float         func(float64) string
+	inf, nan      string // how floats that are not finite are spelled
 	form          string // for errors: what the value is being written as
 }
 
 var (
 	// jsonPrinter is Python's json.dumps.
-	jsonPrinter = printer{null: "null", yes: "true", no: "false", str: writeJSONString, float: pyFloat, form: "JSON"}
+	jsonPrinter = printer{null: "null", yes: "true", no: "false", str: writeJSONString, inf: "Infinity", nan: "NaN", form: "JSON"}
 	// reprPrinter is Python's repr.
-	reprPrinter = printer{null: "None", yes: "True", no: "False", str: writeReprString, float: reprFloat, form: "a Python value"}
+	reprPrinter = printer{null: "None", yes: "True", no: "False", str: writeReprString, inf: "inf", nan: "nan", form: "a Python value"}
 )
 
 // write renders v, which is one of the values the template takes (see the
@@ -254,7 +254,7 @@ func (p *printer) write(b *strings.Builder, v any) error {
 		if isInt {
 			b.WriteString(it)
 		} else {
-			b.WriteString(p.float(f))
+			b.WriteString(pyFloat(f, p.inf, p.nan))
 		}
 	}
 	return nil
@@ -301,20 +301,6 @@ func pyStr(v any) (string, error) {
 		return "", err
 	}
 	return b.String(), nil
-}
-
-// reprFloat formats f as Python's repr does, which differs from json.dumps
-// only for infinities and NaN.
-func reprFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	return pyFloat(f)
 }
 
 // writeReprString writes Python's repr of a str.
