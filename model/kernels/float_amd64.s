@@ -82,128 +82,28 @@ f32done:
 	VZEROUPPER
 	RET
 
+// The f16 and bf16 kernels are one body, float_amd64.h, instantiated with
+// each type's weight loads (floatload_amd64.h).
+
 // func f16AVX2(w *byte, x *float32, n, rows int, out *float32)
 TEXT ·f16AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), R13
-	MOVQ n+16(FP), R9
-	MOVQ rows+24(FP), DX
-	MOVQ out+32(FP), R8
-
-f16row:
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS X8, X8, X8
-
-f16loop32:
-	CMPQ CX, $32
-	JB   f16loop8
-	LOADW_F16(0(SI), Y4)
-	LOADW_F16(16(SI), Y5)
-	LOADW_F16(32(SI), Y6)
-	LOADW_F16(48(SI), Y7)
-	VFMADD231PS 0(DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ $64, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  f16loop32
-
-f16loop8:
-	CMPQ CX, $8
-	JB   f16tail
-	LOADW_F16(0(SI), Y4)
-	VFMADD231PS (DI), Y4, Y0
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  f16loop8
-
-f16tail:
-	TESTQ CX, CX
-	JZ    f16done
-	SCALW_F16((SI), X4)
-	VFMADD231SS (DI), X4, X8
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  f16tail
-
-f16done:
-	HSUM_STORE
-	ADDQ $4, R8
-	DECQ DX
-	JNZ  f16row
-	VZEROUPPER
-	RET
+#define WLOAD(m, y) LOADW_F16(m, y)
+#define WSCAL(m, x) SCALW_F16(m, x)
+#define WINIT
+#include "float_amd64.h"
+#undef WLOAD
+#undef WSCAL
+#undef WINIT
 
 // func bf16AVX2(w *byte, x *float32, n, rows int, out *float32)
 TEXT ·bf16AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), R13
-	MOVQ n+16(FP), R9
-	MOVQ rows+24(FP), DX
-	MOVQ out+32(FP), R8
-	INITW_BF16
-
-bf16row:
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS X8, X8, X8
-
-bf16loop32:
-	CMPQ CX, $32
-	JB   bf16loop8
-	LOADW_BF16(0(SI), Y4)
-	LOADW_BF16(16(SI), Y5)
-	LOADW_BF16(32(SI), Y6)
-	LOADW_BF16(48(SI), Y7)
-	VFMADD231PS 0(DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ $64, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  bf16loop32
-
-bf16loop8:
-	CMPQ CX, $8
-	JB   bf16tail
-	LOADW_BF16(0(SI), Y4)
-	VFMADD231PS (DI), Y4, Y0
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  bf16loop8
-
-bf16tail:
-	TESTQ CX, CX
-	JZ    bf16done
-	SCALW_BF16((SI), X4)
-	VFMADD231SS (DI), X4, X8
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  bf16tail
-
-bf16done:
-	HSUM_STORE
-	ADDQ $4, R8
-	DECQ DX
-	JNZ  bf16row
-	VZEROUPPER
-	RET
+#define WLOAD(m, y) LOADW_BF16(m, y)
+#define WSCAL(m, x) SCALW_BF16(m, x)
+#define WINIT INITW_BF16
+#include "float_amd64.h"
+#undef WLOAD
+#undef WSCAL
+#undef WINIT
 
 // func axpyAVX2(alpha float32, x, y *float32, n int)
 TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
