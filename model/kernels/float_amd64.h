@@ -1,8 +1,9 @@
-// The body of the one-row bf16 and f16 kernels of float_amd64.s, which
+// The body of the one-row f32, f16 and bf16 kernels of float_amd64.s, which
 // includes it once per weight type after defining the weight conversion:
-// WLOAD(m, y) 8 weights to 8 floats (may read Y14), WSCAL(m, x) one weight
-// broadcast, and WINIT, which prepares WLOAD. Labels are local to each TEXT
-// block, so both copies use the same names.
+// WSIZE the bytes of one weight, WLOAD(m, y) 8 weights to 8 floats (may read
+// Y14), WSCAL(m, x) one weight to lane 0 of x, and WINIT, which prepares
+// WLOAD. Labels are local to each TEXT block, so the copies use the same
+// names.
 
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R13
@@ -14,24 +15,21 @@
 row:
 	MOVQ R13, DI
 	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	ZERO_Y0_Y3
 	VXORPS X8, X8, X8
 
 loop32:
 	CMPQ CX, $32
 	JB   loop8
 	WLOAD(0(SI), Y4)
-	WLOAD(16(SI), Y5)
-	WLOAD(32(SI), Y6)
-	WLOAD(48(SI), Y7)
+	WLOAD((8*WSIZE)(SI), Y5)
+	WLOAD((16*WSIZE)(SI), Y6)
+	WLOAD((24*WSIZE)(SI), Y7)
 	VFMADD231PS 0(DI), Y4, Y0
 	VFMADD231PS 32(DI), Y5, Y1
 	VFMADD231PS 64(DI), Y6, Y2
 	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ $64, SI
+	ADDQ $(32*WSIZE), SI
 	ADDQ $128, DI
 	SUBQ $32, CX
 	JMP  loop32
@@ -41,7 +39,7 @@ loop8:
 	JB   tail
 	WLOAD(0(SI), Y4)
 	VFMADD231PS (DI), Y4, Y0
-	ADDQ $16, SI
+	ADDQ $(8*WSIZE), SI
 	ADDQ $32, DI
 	SUBQ $8, CX
 	JMP  loop8
@@ -51,7 +49,7 @@ tail:
 	JZ    done
 	WSCAL((SI), X4)
 	VFMADD231SS (DI), X4, X8
-	ADDQ $2, SI
+	ADDQ $WSIZE, SI
 	ADDQ $4, DI
 	DECQ CX
 	JMP  tail

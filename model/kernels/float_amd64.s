@@ -1,12 +1,12 @@
 //go:build !purego
 
 #include "textflag.h"
-#include "floatload_amd64.h"
+#include "floatavx2_amd64.h"
 
 // Float matrix-vector kernels: 4 x 8 FMA accumulators per row over 32
 // elements, then 8 at a time, then a scalar tail in its own register (a VEX
 // scalar op would zero the upper half of a YMM accumulator). The weight
-// loads are floatload_amd64.h's; bf16AVX2 keeps its shuffle mask in Y14.
+// loads are floatavx2_amd64.h's; bf16AVX2 keeps its shuffle mask in Y14.
 
 #define HSUM_STORE \
 	VADDPS Y1, Y0, Y0 \
@@ -21,86 +21,41 @@
 	VADDSS X8, X0, X0 \
 	VMOVSS X0, (R8)
 
+// The three kernels are one body, float_amd64.h, instantiated with each
+// type's weight loads (floatavx2_amd64.h; f32 weights are loaded as they are).
+
 // func f32AVX2(w *byte, x *float32, n, rows int, out *float32)
 TEXT ·f32AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), R13
-	MOVQ n+16(FP), R9
-	MOVQ rows+24(FP), DX
-	MOVQ out+32(FP), R8
-
-f32row:
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS X8, X8, X8
-
-f32loop32:
-	CMPQ CX, $32
-	JB   f32loop8
-	VMOVUPS 0(SI), Y4
-	VMOVUPS 32(SI), Y5
-	VMOVUPS 64(SI), Y6
-	VMOVUPS 96(SI), Y7
-	VFMADD231PS 0(DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ $128, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  f32loop32
-
-f32loop8:
-	CMPQ CX, $8
-	JB   f32tail
-	VMOVUPS 0(SI), Y4
-	VFMADD231PS (DI), Y4, Y0
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  f32loop8
-
-f32tail:
-	TESTQ CX, CX
-	JZ    f32done
-	VMOVSS (SI), X4
-	VFMADD231SS (DI), X4, X8
-	ADDQ $4, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  f32tail
-
-f32done:
-	HSUM_STORE
-	ADDQ $4, R8
-	DECQ DX
-	JNZ  f32row
-	VZEROUPPER
-	RET
-
-// The f16 and bf16 kernels are one body, float_amd64.h, instantiated with
-// each type's weight loads (floatload_amd64.h).
+#define WSIZE 4
+#define WLOAD(m, y) VMOVUPS m, y
+#define WSCAL(m, x) VMOVSS m, x
+#define WINIT
+#include "float_amd64.h"
+#undef WSIZE
+#undef WLOAD
+#undef WSCAL
+#undef WINIT
 
 // func f16AVX2(w *byte, x *float32, n, rows int, out *float32)
 TEXT ·f16AVX2(SB), NOSPLIT, $0-40
+#define WSIZE 2
 #define WLOAD(m, y) LOADW_F16(m, y)
 #define WSCAL(m, x) SCALW_F16(m, x)
 #define WINIT
 #include "float_amd64.h"
+#undef WSIZE
 #undef WLOAD
 #undef WSCAL
 #undef WINIT
 
 // func bf16AVX2(w *byte, x *float32, n, rows int, out *float32)
 TEXT ·bf16AVX2(SB), NOSPLIT, $0-40
+#define WSIZE 2
 #define WLOAD(m, y) LOADW_BF16(m, y)
 #define WSCAL(m, x) SCALW_BF16(m, x)
 #define WINIT INITW_BF16
 #include "float_amd64.h"
+#undef WSIZE
 #undef WLOAD
 #undef WSCAL
 #undef WINIT

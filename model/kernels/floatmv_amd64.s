@@ -1,7 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
-#include "floatload_amd64.h"
+#include "floatavx2_amd64.h"
 
 // One-token float kernels for decode, two rows at a time: row r of the first
 // half of the matrix with row r+half of the second, so the weights are read
@@ -24,7 +24,7 @@
 #define PF PREFETCHT0 1024(SI); PREFETCHT0 1024(SI)(R10*1)
 
 // The bf16 and f16 kernels are one body, floatmv_amd64.h, instantiated with
-// each type's weight loads (floatload_amd64.h).
+// each type's weight loads (floatavx2_amd64.h).
 
 // func bf16AVX2h2(w *byte, x *float32, n, half int, out *float32)
 //

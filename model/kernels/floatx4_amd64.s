@@ -1,7 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
-#include "floatload_amd64.h"
+#include "floatavx2_amd64.h"
 
 // Four-token float kernels for prefill: each weight element is converted to
 // f32 once and multiplied into 4 token accumulators, three rows at a time (12
@@ -88,7 +88,7 @@
 	VEXTRACTPS $3, x, off(R8)(R11*1)
 
 // The bf16 and f16 kernels are one body, floatx4_amd64.h, instantiated with
-// each type's weight loads (floatload_amd64.h).
+// each type's weight loads (floatavx2_amd64.h).
 
 // func bf16AVX2x4(w *byte, ws int, x *float32, xs, n, rows int, out *float32, ldo int, acc bool)
 TEXT ·bf16AVX2x4(SB), NOSPLIT, $0-65

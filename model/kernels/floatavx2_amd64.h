@@ -1,6 +1,7 @@
-// Weight loads of the AVX2 float kernels (float_amd64.s, floatmv_amd64.s,
-// floatx4_amd64.s): bf16 and f16 weights to f32 lanes, written once here.
-// Each file that includes this gets its own copy of the 32-byte mask.
+// Macros of the AVX2 float kernels (float_amd64.s, floatmv_amd64.s,
+// floatx4_amd64.s), written once here: the loads of bf16 and f16 weights to
+// f32 lanes and the clearing of accumulators. Each file that includes this
+// gets its own copy of the 32-byte mask.
 
 // The byte shuffle that turns 8 bf16 (16 bytes, in both 128-bit lanes) into
 // 8 f32: each weight goes to the top half of its dword, the bottom half is
@@ -28,3 +29,8 @@ GLOBL bf16shuf<>(SB), RODATA|NOPTR, $32
 // (clobbers AX).
 #define SCALW_BF16(m, x) MOVWLZX m, AX; SHLL $16, AX; VMOVD AX, x; VBROADCASTSS x, x
 #define SCALW_F16(m, x) MOVWLZX m, AX; VMOVD AX, x; VCVTPH2PS x, x; VBROADCASTSS x, x
+
+// Clear the accumulators Y0-Y3, Y0-Y7 or Y0-Y11.
+#define ZERO_Y0_Y3 VXORPS Y0, Y0, Y0; VXORPS Y1, Y1, Y1; VXORPS Y2, Y2, Y2; VXORPS Y3, Y3, Y3
+#define ZERO_Y0_Y7 ZERO_Y0_Y3; VXORPS Y4, Y4, Y4; VXORPS Y5, Y5, Y5; VXORPS Y6, Y6, Y6; VXORPS Y7, Y7, Y7
+#define ZERO_Y0_Y11 ZERO_Y0_Y7; VXORPS Y8, Y8, Y8; VXORPS Y9, Y9, Y9; VXORPS Y10, Y10, Y10; VXORPS Y11, Y11, Y11
