@@ -24,7 +24,8 @@ import (
 
 // Reference runs a Model the plain way, one token at a time, for tests and
 // for reading. It keeps the keys and values of every position (sliding
-// layers simply skip the old ones), so its memory grows with the sequence.
+// layers simply skip the old ones), so its memory grows with the sequence,
+// up to the model's context length.
 type Reference struct {
 	m *Model
 	// pos is the position of the next token.
@@ -49,6 +50,9 @@ func (r *Reference) Forward(tok int) ([]float32, error) {
 	c := &r.m.Config
 	if tok < 0 || tok >= c.Vocab {
 		return nil, fmt.Errorf("token id %d is out of range [0, %d)", tok, c.Vocab)
+	}
+	if c.Context > 0 && r.pos >= c.Context {
+		return nil, fmt.Errorf("context full: %d positions", r.pos)
 	}
 	if r.err != nil {
 		return nil, r.err
