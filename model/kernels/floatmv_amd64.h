@@ -3,6 +3,10 @@
 // conversion: WLOAD(m, y) 8 weights to 8 floats (may read Y14), WSCAL(m, x)
 // one weight broadcast, and WINIT, which prepares WLOAD. Labels are local to
 // each TEXT block, so both copies use the same names.
+//
+// go vet's asmdecl reads only .s files, so it does not check the argument
+// offsets below (name+off(FP)); every instance is run against the pure-Go
+// references at each ISA level by TestMatVecFloat and TestMatMulFloat.
 
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R13

@@ -4,6 +4,10 @@
 // for the 3-row loop, which holds a row in Y14, WSCAL(m, x) one weight
 // broadcast, and WINIT, which prepares WLOAD after the 3-row loop. Labels
 // are local to each TEXT block, so both copies use the same names.
+//
+// go vet's asmdecl reads only .s files, so it does not check the argument
+// offsets below (name+off(FP)); every instance is run against the pure-Go
+// references at each ISA level by TestMatVecFloat and TestMatMulFloat.
 
 	MOVQ w+0(FP), R14
 	MOVQ ws+8(FP), R15
