@@ -57,6 +57,10 @@ func (r *Reference) Forward(tok int) ([]float32, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	// An Engine on the same model may swap in repacked weights between its
+	// passes; it does so under the write lock.
+	r.m.evalMu.RLock()
+	defer r.m.evalMu.RUnlock()
 	x := r.embed(tok) // the residual stream
 	for l := range r.m.Layers {
 		r.attention(l, x)
