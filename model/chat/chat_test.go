@@ -245,7 +245,7 @@ func TestPyFloat(t *testing.T) {
 		want string
 	}{{1, "1.0"}, {0.5, "0.5"}, {1e16, "1e+16"}, {1e15, "1000000000000000.0"}, {1e-4, "0.0001"}, {1e-5, "1e-05"},
 		{1.5e20, "1.5e+20"}, {math.Copysign(0, -1), "-0.0"}, {123456789.123, "123456789.123"}, {tenth + 0.2, "0.30000000000000004"}} {
-		if got := pyFloat(tc.f); got != tc.want {
+		if got := pyFloat(tc.f, "Infinity", "NaN"); got != tc.want {
 			t.Errorf("pyFloat(%v) = %q, want %q", tc.f, got, tc.want)
 		}
 	}

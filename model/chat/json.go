@@ -136,8 +136,11 @@ func pyNumber(v any) (intText string, f float64, isInt bool, ok bool) {
 	case int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 		return fmt.Sprint(n), 0, true, true
 	case float32:
-		return pyNumber(goJSONNumber(float64(n)))
+		return pyNumber(float64(n))
 	case float64:
+		if math.IsInf(n, 0) || math.IsNaN(n) {
+			return "", n, false, true // no JSON text; the printers spell them
+		}
 		return pyNumber(goJSONNumber(n))
 	}
 	return "", 0, false, false
@@ -145,24 +148,22 @@ func pyNumber(v any) (intText string, f float64, isInt bool, ok bool) {
 
 // goJSONNumber writes a Go float the way encoding/json does, so a value
 // reaches the template as it would after a trip through an OpenAI request
-// (2.0 becomes the integer 2).
+// (2.0 becomes the integer 2). f must be finite.
 func goJSONNumber(f float64) any {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return json.Number(strconv.FormatFloat(f, 'g', -1, 64)) // not JSON; rendered by pyFloat
-	}
 	b, _ := json.Marshal(f)
 	return json.Number(b)
 }
 
-// pyFloat formats f as Python's repr (and json.dumps) does.
-func pyFloat(f float64) string {
+// pyFloat formats f as Python's repr and json.dumps do; they differ only in
+// how they spell infinities and NaN, which are inf and nan.
+func pyFloat(f float64, inf, nan string) string {
 	switch {
 	case math.IsInf(f, 1):
-		return "Infinity"
+		return inf
 	case math.IsInf(f, -1):
-		return "-Infinity"
+		return "-" + inf
 	case math.IsNaN(f):
-		return "NaN"
+		return nan
 	}
 	e := strconv.FormatFloat(f, 'e', -1, 64) // shortest digits, d.ddde±XX
 	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
@@ -181,33 +182,53 @@ func pyFloat(f float64) string {
 // HF transformers.
 func toJSON(v any) (string, error) {
 	var b strings.Builder
-	if err := writeJSON(&b, v); err != nil {
+	if err := jsonPrinter.write(&b, v); err != nil {
 		return "", err
 	}
 	return b.String(), nil
 }
 
-func writeJSON(b *strings.Builder, v any) error {
+// A printer is how one output form spells the leaves of a value; write walks
+// the containers the same way for every form, so json.dumps and repr cannot
+// disagree about which values they take.
+type printer struct {
+	null, yes, no string
+	str           func(*strings.Builder, string)
+	inf, nan      string // how floats that are not finite are spelled
+	form          string // for errors: what the value is being written as
+}
+
+var (
+	// jsonPrinter is Python's json.dumps.
+	jsonPrinter = printer{null: "null", yes: "true", no: "false", str: writeJSONString, inf: "Infinity", nan: "NaN", form: "JSON"}
+	// reprPrinter is Python's repr.
+	reprPrinter = printer{null: "None", yes: "True", no: "False", str: writeReprString, inf: "inf", nan: "nan", form: "a Python value"}
+)
+
+// write renders v, which is one of the values the template takes (see the
+// top of this file) or one goValue converts: []string, map[string]any (keys
+// sorted) and *float64.
+func (p *printer) write(b *strings.Builder, v any) error {
 	switch x := v.(type) {
 	case nil:
-		b.WriteString("null")
+		b.WriteString(p.null)
 	case bool:
 		if x {
-			b.WriteString("true")
+			b.WriteString(p.yes)
 		} else {
-			b.WriteString("false")
+			b.WriteString(p.no)
 		}
 	case string:
-		writeJSONString(b, x)
+		p.str(b, x)
 	case Object:
 		b.WriteByte('{')
 		for i, m := range x {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeJSONString(b, m.Key)
+			p.str(b, m.Key)
 			b.WriteString(": ")
-			if err := writeJSON(b, m.Value); err != nil {
+			if err := p.write(b, m.Value); err != nil {
 				return err
 			}
 		}
@@ -218,26 +239,22 @@ func writeJSON(b *strings.Builder, v any) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			if err := writeJSON(b, e); err != nil {
+			if err := p.write(b, e); err != nil {
 				return err
 			}
 		}
 		b.WriteByte(']')
-	case []string:
-		a := make([]any, len(x))
-		for i, s := range x {
-			a[i] = s
-		}
-		return writeJSON(b, a)
+	case []string, map[string]any, *float64:
+		return p.write(b, goValue(x))
 	default:
 		it, f, isInt, ok := pyNumber(v)
 		if !ok {
-			return fmt.Errorf("value of type %T cannot be written as JSON", v)
+			return fmt.Errorf("value of type %T cannot be written as %s", v, p.form)
 		}
 		if isInt {
 			b.WriteString(it)
 		} else {
-			b.WriteString(pyFloat(f))
+			b.WriteString(pyFloat(f, p.inf, p.nan))
 		}
 	}
 	return nil
@@ -280,62 +297,10 @@ func pyStr(v any) (string, error) {
 		return s, nil
 	}
 	var b strings.Builder
-	if err := writeRepr(&b, v); err != nil {
+	if err := reprPrinter.write(&b, v); err != nil {
 		return "", err
 	}
 	return b.String(), nil
-}
-
-func writeRepr(b *strings.Builder, v any) error {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString("None")
-	case bool:
-		if x {
-			b.WriteString("True")
-		} else {
-			b.WriteString("False")
-		}
-	case string:
-		writeReprString(b, x)
-	case Object:
-		b.WriteByte('{')
-		for i, m := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeReprString(b, m.Key)
-			b.WriteString(": ")
-			if err := writeRepr(b, m.Value); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	case []any:
-		b.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			if err := writeRepr(b, e); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	default:
-		it, f, isInt, ok := pyNumber(v)
-		if !ok {
-			return fmt.Errorf("value of type %T cannot be rendered", v)
-		}
-		if isInt {
-			b.WriteString(it)
-		} else if math.IsInf(f, 0) {
-			b.WriteString(map[bool]string{true: "inf", false: "-inf"}[f > 0])
-		} else {
-			b.WriteString(pyFloat(f))
-		}
-	}
-	return nil
 }
 
 // writeReprString writes Python's repr of a str.
@@ -382,6 +347,12 @@ func truthy(v any) bool {
 		return len(x) > 0
 	case []any:
 		return len(x) > 0
+	case []string:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	case *float64:
+		return x != nil && *x != 0
 	}
 	it, f, isInt, ok := pyNumber(v)
 	if !ok {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"unicode/utf8"
 
+	"github.com/droidgo/droidgo/internal/mmap"
 	"github.com/droidgo/droidgo/model/quant"
 )
 
@@ -29,10 +30,7 @@ func Open(path string) (*File, error) {
 	if size < 24 {
 		return nil, fmt.Errorf("%s: %w: file is %d bytes, too short for a GGUF header", path, ErrFormat, size)
 	}
-	if int64(int(size)) != size {
-		return nil, fmt.Errorf("%s: file too large to map on this platform", path)
-	}
-	data, unmap, err := mapFile(fh, int(size))
+	data, unmap, err := mmap.File(fh, size)
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}

@@ -1,10 +1,12 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "floatavx2_amd64.h"
 
 // Float matrix-vector kernels: 4 x 8 FMA accumulators per row over 32
 // elements, then 8 at a time, then a scalar tail in its own register (a VEX
-// scalar op would zero the upper half of a YMM accumulator).
+// scalar op would zero the upper half of a YMM accumulator). The weight
+// loads are floatavx2_amd64.h's; bf16AVX2 keeps its shuffle mask in Y14.
 
 #define HSUM_STORE \
 	VADDPS Y1, Y0, Y0 \
@@ -19,197 +21,44 @@
 	VADDSS X8, X0, X0 \
 	VMOVSS X0, (R8)
 
+// The three kernels are one body, float_amd64.h, instantiated with each
+// type's weight loads (floatavx2_amd64.h; f32 weights are loaded as they are).
+
 // func f32AVX2(w *byte, x *float32, n, rows int, out *float32)
 TEXT ·f32AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), R13
-	MOVQ n+16(FP), R9
-	MOVQ rows+24(FP), DX
-	MOVQ out+32(FP), R8
-
-f32row:
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS X8, X8, X8
-
-f32loop32:
-	CMPQ CX, $32
-	JB   f32loop8
-	VMOVUPS 0(SI), Y4
-	VMOVUPS 32(SI), Y5
-	VMOVUPS 64(SI), Y6
-	VMOVUPS 96(SI), Y7
-	VFMADD231PS 0(DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ $128, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  f32loop32
-
-f32loop8:
-	CMPQ CX, $8
-	JB   f32tail
-	VMOVUPS 0(SI), Y4
-	VFMADD231PS (DI), Y4, Y0
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  f32loop8
-
-f32tail:
-	TESTQ CX, CX
-	JZ    f32done
-	VMOVSS (SI), X4
-	VFMADD231SS (DI), X4, X8
-	ADDQ $4, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  f32tail
-
-f32done:
-	HSUM_STORE
-	ADDQ $4, R8
-	DECQ DX
-	JNZ  f32row
-	VZEROUPPER
-	RET
+#define WSIZE 4
+#define WLOAD(m, y) VMOVUPS m, y
+#define WSCAL(m, x) VMOVSS m, x
+#define WINIT
+#include "float_amd64.h"
+#undef WSIZE
+#undef WLOAD
+#undef WSCAL
+#undef WINIT
 
 // func f16AVX2(w *byte, x *float32, n, rows int, out *float32)
 TEXT ·f16AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), R13
-	MOVQ n+16(FP), R9
-	MOVQ rows+24(FP), DX
-	MOVQ out+32(FP), R8
-
-f16row:
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS X8, X8, X8
-
-f16loop32:
-	CMPQ CX, $32
-	JB   f16loop8
-	VCVTPH2PS 0(SI), Y4
-	VCVTPH2PS 16(SI), Y5
-	VCVTPH2PS 32(SI), Y6
-	VCVTPH2PS 48(SI), Y7
-	VFMADD231PS 0(DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ $64, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  f16loop32
-
-f16loop8:
-	CMPQ CX, $8
-	JB   f16tail
-	VCVTPH2PS 0(SI), Y4
-	VFMADD231PS (DI), Y4, Y0
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  f16loop8
-
-f16tail:
-	TESTQ CX, CX
-	JZ    f16done
-	MOVWLZX (SI), AX 
-	VMOVD AX, X4
-	VCVTPH2PS X4, X4
-	VFMADD231SS (DI), X4, X8
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  f16tail
-
-f16done:
-	HSUM_STORE
-	ADDQ $4, R8
-	DECQ DX
-	JNZ  f16row
-	VZEROUPPER
-	RET
+#define WSIZE 2
+#define WLOAD(m, y) LOADW_F16(m, y)
+#define WSCAL(m, x) SCALW_F16(m, x)
+#define WINIT
+#include "float_amd64.h"
+#undef WSIZE
+#undef WLOAD
+#undef WSCAL
+#undef WINIT
 
 // func bf16AVX2(w *byte, x *float32, n, rows int, out *float32)
 TEXT ·bf16AVX2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), R13
-	MOVQ n+16(FP), R9
-	MOVQ rows+24(FP), DX
-	MOVQ out+32(FP), R8
-
-bf16row:
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS X8, X8, X8
-
-bf16loop32:
-	CMPQ CX, $32
-	JB   bf16loop8
-	VPMOVZXWD 0(SI), Y4
-	VPSLLD $16, Y4, Y4
-	VPMOVZXWD 16(SI), Y5
-	VPSLLD $16, Y5, Y5
-	VPMOVZXWD 32(SI), Y6
-	VPSLLD $16, Y6, Y6
-	VPMOVZXWD 48(SI), Y7
-	VPSLLD $16, Y7, Y7
-	VFMADD231PS 0(DI), Y4, Y0
-	VFMADD231PS 32(DI), Y5, Y1
-	VFMADD231PS 64(DI), Y6, Y2
-	VFMADD231PS 96(DI), Y7, Y3
-	ADDQ $64, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  bf16loop32
-
-bf16loop8:
-	CMPQ CX, $8
-	JB   bf16tail
-	VPMOVZXWD 0(SI), Y4
-	VPSLLD $16, Y4, Y4
-	VFMADD231PS (DI), Y4, Y0
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  bf16loop8
-
-bf16tail:
-	TESTQ CX, CX
-	JZ    bf16done
-	MOVWLZX (SI), AX
-	SHLL $16, AX
-	VMOVD AX, X4
-	VFMADD231SS (DI), X4, X8
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  bf16tail
-
-bf16done:
-	HSUM_STORE
-	ADDQ $4, R8
-	DECQ DX
-	JNZ  bf16row
-	VZEROUPPER
-	RET
+#define WSIZE 2
+#define WLOAD(m, y) LOADW_BF16(m, y)
+#define WSCAL(m, x) SCALW_BF16(m, x)
+#define WINIT INITW_BF16
+#include "float_amd64.h"
+#undef WSIZE
+#undef WLOAD
+#undef WSCAL
+#undef WINIT
 
 // func axpyAVX2(alpha float32, x, y *float32, n int)
 TEXT ·axpyAVX2(SB), NOSPLIT, $0-32

@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "floatavx2_amd64.h"
 
 // One-token float kernels for decode, two rows at a time: row r of the first
 // half of the matrix with row r+half of the second, so the weights are read
@@ -19,229 +20,32 @@
 // out[r] (out[r+half] is R11 = 4*half bytes on), CX elements left, Y14 the
 // bf16 shuffle mask.
 
-// 8 bf16 weights at m to 8 floats in y: one byte shuffle of the 16 bytes in
-// both lanes puts each weight in the top half of its dword and zeros the
-// bottom half (bf16 is the top half of an f32).
-#define LOADW_BF16(m, y) VBROADCASTI128 m, y; VPSHUFB Y14, y, y
-#define INITW_BF16 VMOVDQU bf16h2shuf<>(SB), Y14
-#define LOADW_F16(m, y) VCVTPH2PS m, y
-
-// One bf16 / f16 weight at m, converted and broadcast to the lanes of x.
-#define SCALW_BF16(m, x) MOVWLZX m, AX; SHLL $16, AX; VMOVD AX, x; VBROADCASTSS x, x
-#define SCALW_F16(m, x) MOVWLZX m, AX; VMOVD AX, x; VCVTPH2PS x, x; VBROADCASTSS x, x
-
 // The cache line 1 KiB ahead in both streams.
 #define PF PREFETCHT0 1024(SI); PREFETCHT0 1024(SI)(R10*1)
 
-DATA bf16h2shuf<>+0(SB)/8, $0x0302808001008080
-DATA bf16h2shuf<>+8(SB)/8, $0x0706808005048080
-DATA bf16h2shuf<>+16(SB)/8, $0x0B0A808009088080
-DATA bf16h2shuf<>+24(SB)/8, $0x0F0E80800D0C8080
-GLOBL bf16h2shuf<>(SB), RODATA|NOPTR, $32
+// The bf16 and f16 kernels are one body, floatmv_amd64.h, instantiated with
+// each type's weight loads (floatavx2_amd64.h).
 
 // func bf16AVX2h2(w *byte, x *float32, n, half int, out *float32)
 //
 // Rows r and r+half for r < half (half > 0).
 TEXT ·bf16AVX2h2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), R13
-	MOVQ n+16(FP), R9
-	MOVQ half+24(FP), DX
-	MOVQ out+32(FP), R8
-	LEAQ 0(DX*4), R11
-	MOVQ R9, R10
-	IMULQ DX, R10
-	SHLQ $1, R10
-	INITW_BF16
-
-bf16AVX2h2row:
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-
-bf16AVX2h2loop32:
-	CMPQ CX, $32
-	JB   bf16AVX2h2loop8
-	PF
-	VMOVUPS (DI), Y12
-	VMOVUPS 32(DI), Y13
-	LOADW_BF16((SI), Y8)
-	LOADW_BF16(16(SI), Y9)
-	LOADW_BF16((SI)(R10*1), Y10)
-	LOADW_BF16(16(SI)(R10*1), Y11)
-	VFMADD231PS Y12, Y8, Y0
-	VFMADD231PS Y13, Y9, Y1
-	VFMADD231PS Y12, Y10, Y4
-	VFMADD231PS Y13, Y11, Y5
-	VMOVUPS 64(DI), Y12
-	VMOVUPS 96(DI), Y13
-	LOADW_BF16(32(SI), Y8)
-	LOADW_BF16(48(SI), Y9)
-	LOADW_BF16(32(SI)(R10*1), Y10)
-	LOADW_BF16(48(SI)(R10*1), Y11)
-	VFMADD231PS Y12, Y8, Y2
-	VFMADD231PS Y13, Y9, Y3
-	VFMADD231PS Y12, Y10, Y6
-	VFMADD231PS Y13, Y11, Y7
-	ADDQ $64, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  bf16AVX2h2loop32
-
-bf16AVX2h2loop8:
-	CMPQ CX, $8
-	JB   bf16AVX2h2sum
-	VMOVUPS (DI), Y12
-	LOADW_BF16((SI), Y8)
-	LOADW_BF16((SI)(R10*1), Y10)
-	VFMADD231PS Y12, Y8, Y0
-	VFMADD231PS Y12, Y10, Y4
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  bf16AVX2h2loop8
-
-bf16AVX2h2sum:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VADDPS Y5, Y4, Y4
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y4, Y4
-	VHADDPS Y4, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-
-bf16AVX2h2tail:
-	TESTQ CX, CX
-	JZ    bf16AVX2h2store
-	SCALW_BF16((SI), X8)
-	SCALW_BF16((SI)(R10*1), X9)
-	VINSERTPS $0x10, X9, X8, X8
-	VMOVSS (DI), X10
-	VBROADCASTSS X10, X10
-	VFMADD231PS X10, X8, X0
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  bf16AVX2h2tail
-
-bf16AVX2h2store:
-	VMOVSS X0, (R8)
-	VEXTRACTPS $1, X0, (R8)(R11*1)
-	ADDQ $4, R8
-	DECQ DX
-	JNZ  bf16AVX2h2row
-	VZEROUPPER
-	RET
+#define WLOAD(m, y) LOADW_BF16(m, y)
+#define WSCAL(m, x) SCALW_BF16(m, x)
+#define WINIT INITW_BF16
+#include "floatmv_amd64.h"
+#undef WLOAD
+#undef WSCAL
+#undef WINIT
 
 // func f16AVX2h2(w *byte, x *float32, n, half int, out *float32)
 //
 // Rows r and r+half for r < half (half > 0).
 TEXT ·f16AVX2h2(SB), NOSPLIT, $0-40
-	MOVQ w+0(FP), SI
-	MOVQ x+8(FP), R13
-	MOVQ n+16(FP), R9
-	MOVQ half+24(FP), DX
-	MOVQ out+32(FP), R8
-	LEAQ 0(DX*4), R11
-	MOVQ R9, R10
-	IMULQ DX, R10
-	SHLQ $1, R10
-
-f16AVX2h2row:
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-
-f16AVX2h2loop32:
-	CMPQ CX, $32
-	JB   f16AVX2h2loop8
-	PF
-	VMOVUPS (DI), Y12
-	VMOVUPS 32(DI), Y13
-	LOADW_F16((SI), Y8)
-	LOADW_F16(16(SI), Y9)
-	LOADW_F16((SI)(R10*1), Y10)
-	LOADW_F16(16(SI)(R10*1), Y11)
-	VFMADD231PS Y12, Y8, Y0
-	VFMADD231PS Y13, Y9, Y1
-	VFMADD231PS Y12, Y10, Y4
-	VFMADD231PS Y13, Y11, Y5
-	VMOVUPS 64(DI), Y12
-	VMOVUPS 96(DI), Y13
-	LOADW_F16(32(SI), Y8)
-	LOADW_F16(48(SI), Y9)
-	LOADW_F16(32(SI)(R10*1), Y10)
-	LOADW_F16(48(SI)(R10*1), Y11)
-	VFMADD231PS Y12, Y8, Y2
-	VFMADD231PS Y13, Y9, Y3
-	VFMADD231PS Y12, Y10, Y6
-	VFMADD231PS Y13, Y11, Y7
-	ADDQ $64, SI
-	ADDQ $128, DI
-	SUBQ $32, CX
-	JMP  f16AVX2h2loop32
-
-f16AVX2h2loop8:
-	CMPQ CX, $8
-	JB   f16AVX2h2sum
-	VMOVUPS (DI), Y12
-	LOADW_F16((SI), Y8)
-	LOADW_F16((SI)(R10*1), Y10)
-	VFMADD231PS Y12, Y8, Y0
-	VFMADD231PS Y12, Y10, Y4
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  f16AVX2h2loop8
-
-f16AVX2h2sum:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VADDPS Y5, Y4, Y4
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y4, Y4
-	VHADDPS Y4, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-
-f16AVX2h2tail:
-	TESTQ CX, CX
-	JZ    f16AVX2h2store
-	SCALW_F16((SI), X8)
-	SCALW_F16((SI)(R10*1), X9)
-	VINSERTPS $0x10, X9, X8, X8
-	VMOVSS (DI), X10
-	VBROADCASTSS X10, X10
-	VFMADD231PS X10, X8, X0
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  f16AVX2h2tail
-
-f16AVX2h2store:
-	VMOVSS X0, (R8)
-	VEXTRACTPS $1, X0, (R8)(R11*1)
-	ADDQ $4, R8
-	DECQ DX
-	JNZ  f16AVX2h2row
-	VZEROUPPER
-	RET
+#define WLOAD(m, y) LOADW_F16(m, y)
+#define WSCAL(m, x) SCALW_F16(m, x)
+#define WINIT
+#include "floatmv_amd64.h"
+#undef WLOAD
+#undef WSCAL
+#undef WINIT

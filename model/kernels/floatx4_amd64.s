@@ -1,6 +1,7 @@
 //go:build !purego
 
 #include "textflag.h"
+#include "floatavx2_amd64.h"
 
 // Four-token float kernels for prefill: each weight element is converted to
 // f32 once and multiplied into 4 token accumulators, three rows at a time (12
@@ -21,26 +22,9 @@
 // values gathered into one XMM, so scalar VEX ops never clear the upper half
 // of a live accumulator.
 
-// 8 bf16 weights at m to 8 floats in y: bf16 is the top half of an f32, so
-// one byte shuffle (Y14 = bf16x4shuf; from memory in the 3-row loop, which
-// needs Y14) of the 16 bytes in both lanes puts each weight in the top half
-// of its dword and zeros the bottom half, one ALU op where VPMOVZXWD+VPSLLD
-// take two.
-#define LOADW_BF16(m, y) VBROADCASTI128 m, y; VPSHUFB Y14, y, y
-#define INITW_BF16 VMOVDQU bf16x4shuf<>(SB), Y14
-
-DATA bf16x4shuf<>+0(SB)/8, $0x0302808001008080
-DATA bf16x4shuf<>+8(SB)/8, $0x0706808005048080
-DATA bf16x4shuf<>+16(SB)/8, $0x0B0A808009088080
-DATA bf16x4shuf<>+24(SB)/8, $0x0F0E80800D0C8080
-GLOBL bf16x4shuf<>(SB), RODATA|NOPTR, $32
-
-// 8 f16 weights at m to 8 floats in y.
-#define LOADW_F16(m, y) VCVTPH2PS m, y
-
-// One bf16 / f16 weight at m, converted and broadcast to the 4 lanes of x.
-#define SCALW_BF16(m, x) MOVWLZX m, AX; SHLL $16, AX; VMOVD AX, x; VBROADCASTSS x, x
-#define SCALW_F16(m, x) MOVWLZX m, AX; VMOVD AX, x; VCVTPH2PS x, x; VBROADCASTSS x, x
+// LOADW_BF16 needs Y14, which the 3-row loop holds a row in: that loop uses
+// LOADW_BF16M (WLOADM in the body), and the pair and single loops load the
+// mask after it (WINIT).
 
 // 8 elements at byte offset off of the 4 tokens times rows wa and wb into
 // Y0-Y3 (row a) and Y4-Y7 (row b).
@@ -71,10 +55,6 @@ GLOBL bf16x4shuf<>(SB), RODATA|NOPTR, $32
 	VFMADD231PS Y15, Y12, a0 \
 	VFMADD231PS Y15, Y13, a1 \
 	VFMADD231PS Y15, Y14, a2
-
-// LOADW_* for the 3-row loop, whose third row takes Y14.
-#define LOADW3_BF16(m, y) VBROADCASTI128 m, y; VPSHUFB bf16x4shuf<>(SB), y, y
-#define LOADW3_F16(m, y) VCVTPH2PS m, y
 
 // The 4 accumulators a-d (YMM) summed into the 4 lanes of xa (a's XMM):
 // lane t = horizontal sum of token t's accumulator.
@@ -107,453 +87,29 @@ GLOBL bf16x4shuf<>(SB), RODATA|NOPTR, $32
 	VEXTRACTPS $2, x, off(R8)(R10*2) \
 	VEXTRACTPS $3, x, off(R8)(R11*1)
 
+// The bf16 and f16 kernels are one body, floatx4_amd64.h, instantiated with
+// each type's weight loads (floatavx2_amd64.h).
+
 // func bf16AVX2x4(w *byte, ws int, x *float32, xs, n, rows int, out *float32, ldo int, acc bool)
 TEXT ·bf16AVX2x4(SB), NOSPLIT, $0-65
-	MOVQ w+0(FP), R14
-	MOVQ ws+8(FP), R15
-	SHLQ $1, R15
-	MOVQ x+16(FP), R13
-	MOVQ xs+24(FP), R12
-	SHLQ $2, R12
-	LEAQ (R12)(R12*2), BX
-	MOVQ n+32(FP), R9
-	MOVQ rows+40(FP), DX
-	MOVQ out+48(FP), R8
-	MOVQ ldo+56(FP), R10
-	SHLQ $2, R10
-	LEAQ (R10)(R10*2), R11
-
-bf16x4triple:
-	CMPQ DX, $3
-	JB   bf16x4pairinit
-	MOVQ R14, SI
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-bf16x4triple8:
-	CMPQ CX, $8
-	JB   bf16x4triplesum
-	LOADW3_BF16((SI), Y12)
-	LOADW3_BF16((SI)(R15*1), Y13)
-	LOADW3_BF16((SI)(R15*2), Y14)
-	FMA3x4((DI), Y0, Y4, Y8)
-	FMA3x4((DI)(R12*1), Y1, Y5, Y9)
-	FMA3x4((DI)(R12*2), Y2, Y6, Y10)
-	FMA3x4((DI)(BX*1), Y3, Y7, Y11)
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  bf16x4triple8
-
-bf16x4triplesum:
-	REDUCE4(Y0, Y1, Y2, Y3, X0, X12)
-	REDUCE4(Y4, Y5, Y6, Y7, X4, X12)
-	REDUCE4(Y8, Y9, Y10, Y11, X8, X12)
-
-bf16x4tripletail:
-	TESTQ CX, CX
-	JZ    bf16x4triplestore
-	SCALW_BF16((SI), X12)
-	SCALW_BF16((SI)(R15*1), X13)
-	SCALW_BF16((SI)(R15*2), X14)
-	GATHER4(X15)
-	VFMADD231PS X15, X12, X0
-	VFMADD231PS X15, X13, X4
-	VFMADD231PS X15, X14, X8
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  bf16x4tripletail
-
-bf16x4triplestore:
-	CMPB acc+64(FP), $0
-	JEQ  bf16x4tripleput
-	ADD4(X0, 0, X12)
-	ADD4(X4, 4, X12)
-	ADD4(X8, 8, X12)
-
-bf16x4tripleput:
-	STORE4(X0, 0)
-	STORE4(X4, 4)
-	STORE4(X8, 8)
-	LEAQ (R14)(R15*2), R14
-	ADDQ R15, R14
-	ADDQ $12, R8
-	SUBQ $3, DX
-	JMP  bf16x4triple
-
-bf16x4pairinit:
-	INITW_BF16
-
-bf16x4pair:
-	CMPQ DX, $2
-	JB   bf16x4single
-	MOVQ R14, SI
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-
-bf16x4pair16:
-	CMPQ CX, $16
-	JB   bf16x4pair8
-	LOADW_BF16((SI), Y8)
-	LOADW_BF16((SI)(R15*1), Y9)
-	FMA2x4(0, Y8, Y9)
-	LOADW_BF16(16(SI), Y8)
-	LOADW_BF16(16(SI)(R15*1), Y9)
-	FMA2x4(32, Y8, Y9)
-	ADDQ $32, SI
-	ADDQ $64, DI
-	SUBQ $16, CX
-	JMP  bf16x4pair16
-
-bf16x4pair8:
-	CMPQ CX, $8
-	JB   bf16x4pairsum
-	LOADW_BF16((SI), Y8)
-	LOADW_BF16((SI)(R15*1), Y9)
-	FMA2x4(0, Y8, Y9)
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-
-bf16x4pairsum:
-	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
-	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
-
-bf16x4pairtail:
-	TESTQ CX, CX
-	JZ    bf16x4pairstore
-	SCALW_BF16((SI), X8)
-	SCALW_BF16((SI)(R15*1), X9)
-	GATHER4(X10)
-	VFMADD231PS X10, X8, X0
-	VFMADD231PS X10, X9, X4
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  bf16x4pairtail
-
-bf16x4pairstore:
-	CMPB acc+64(FP), $0
-	JEQ  bf16x4pairput
-	ADD4(X0, 0, X1)
-	ADD4(X4, 4, X5)
-
-bf16x4pairput:
-	STORE4(X0, 0)
-	STORE4(X4, 4)
-	LEAQ (R14)(R15*2), R14
-	ADDQ $8, R8
-	SUBQ $2, DX
-	JMP  bf16x4pair
-
-bf16x4single:
-	TESTQ DX, DX
-	JZ    bf16x4done
-	MOVQ R14, SI
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-
-bf16x4single16:
-	CMPQ CX, $16
-	JB   bf16x4single8
-	LOADW_BF16((SI), Y8)
-	LOADW_BF16(16(SI), Y9)
-	FMA1x4(0, Y8, Y0, Y1, Y2, Y3)
-	FMA1x4(32, Y9, Y4, Y5, Y6, Y7)
-	ADDQ $32, SI
-	ADDQ $64, DI
-	SUBQ $16, CX
-	JMP  bf16x4single16
-
-bf16x4single8:
-	CMPQ CX, $8
-	JB   bf16x4singlesum
-	LOADW_BF16((SI), Y8)
-	FMA1x4(0, Y8, Y0, Y1, Y2, Y3)
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-
-bf16x4singlesum:
-	VADDPS Y4, Y0, Y0
-	VADDPS Y5, Y1, Y1
-	VADDPS Y6, Y2, Y2
-	VADDPS Y7, Y3, Y3
-	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
-
-bf16x4singletail:
-	TESTQ CX, CX
-	JZ    bf16x4singlestore
-	SCALW_BF16((SI), X8)
-	GATHER4(X10)
-	VFMADD231PS X10, X8, X0
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  bf16x4singletail
-
-bf16x4singlestore:
-	CMPB acc+64(FP), $0
-	JEQ  bf16x4singleput
-	ADD4(X0, 0, X1)
-
-bf16x4singleput:
-	STORE4(X0, 0)
-
-bf16x4done:
-	VZEROUPPER
-	RET
+#define WLOAD(m, y) LOADW_BF16(m, y)
+#define WLOADM(m, y) LOADW_BF16M(m, y)
+#define WSCAL(m, x) SCALW_BF16(m, x)
+#define WINIT INITW_BF16
+#include "floatx4_amd64.h"
+#undef WLOAD
+#undef WLOADM
+#undef WSCAL
+#undef WINIT
 
 // func f16AVX2x4(w *byte, ws int, x *float32, xs, n, rows int, out *float32, ldo int, acc bool)
 TEXT ·f16AVX2x4(SB), NOSPLIT, $0-65
-	MOVQ w+0(FP), R14
-	MOVQ ws+8(FP), R15
-	SHLQ $1, R15
-	MOVQ x+16(FP), R13
-	MOVQ xs+24(FP), R12
-	SHLQ $2, R12
-	LEAQ (R12)(R12*2), BX
-	MOVQ n+32(FP), R9
-	MOVQ rows+40(FP), DX
-	MOVQ out+48(FP), R8
-	MOVQ ldo+56(FP), R10
-	SHLQ $2, R10
-	LEAQ (R10)(R10*2), R11
-
-f16x4triple:
-	CMPQ DX, $3
-	JB   f16x4pairinit
-	MOVQ R14, SI
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-
-f16x4triple8:
-	CMPQ CX, $8
-	JB   f16x4triplesum
-	LOADW3_F16((SI), Y12)
-	LOADW3_F16((SI)(R15*1), Y13)
-	LOADW3_F16((SI)(R15*2), Y14)
-	FMA3x4((DI), Y0, Y4, Y8)
-	FMA3x4((DI)(R12*1), Y1, Y5, Y9)
-	FMA3x4((DI)(R12*2), Y2, Y6, Y10)
-	FMA3x4((DI)(BX*1), Y3, Y7, Y11)
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JMP  f16x4triple8
-
-f16x4triplesum:
-	REDUCE4(Y0, Y1, Y2, Y3, X0, X12)
-	REDUCE4(Y4, Y5, Y6, Y7, X4, X12)
-	REDUCE4(Y8, Y9, Y10, Y11, X8, X12)
-
-f16x4tripletail:
-	TESTQ CX, CX
-	JZ    f16x4triplestore
-	SCALW_F16((SI), X12)
-	SCALW_F16((SI)(R15*1), X13)
-	SCALW_F16((SI)(R15*2), X14)
-	GATHER4(X15)
-	VFMADD231PS X15, X12, X0
-	VFMADD231PS X15, X13, X4
-	VFMADD231PS X15, X14, X8
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  f16x4tripletail
-
-f16x4triplestore:
-	CMPB acc+64(FP), $0
-	JEQ  f16x4tripleput
-	ADD4(X0, 0, X12)
-	ADD4(X4, 4, X12)
-	ADD4(X8, 8, X12)
-
-f16x4tripleput:
-	STORE4(X0, 0)
-	STORE4(X4, 4)
-	STORE4(X8, 8)
-	LEAQ (R14)(R15*2), R14
-	ADDQ R15, R14
-	ADDQ $12, R8
-	SUBQ $3, DX
-	JMP  f16x4triple
-
-f16x4pairinit:
-
-f16x4pair:
-	CMPQ DX, $2
-	JB   f16x4single
-	MOVQ R14, SI
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-
-f16x4pair16:
-	CMPQ CX, $16
-	JB   f16x4pair8
-	LOADW_F16((SI), Y8)
-	LOADW_F16((SI)(R15*1), Y9)
-	FMA2x4(0, Y8, Y9)
-	LOADW_F16(16(SI), Y8)
-	LOADW_F16(16(SI)(R15*1), Y9)
-	FMA2x4(32, Y8, Y9)
-	ADDQ $32, SI
-	ADDQ $64, DI
-	SUBQ $16, CX
-	JMP  f16x4pair16
-
-f16x4pair8:
-	CMPQ CX, $8
-	JB   f16x4pairsum
-	LOADW_F16((SI), Y8)
-	LOADW_F16((SI)(R15*1), Y9)
-	FMA2x4(0, Y8, Y9)
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-
-f16x4pairsum:
-	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
-	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
-
-f16x4pairtail:
-	TESTQ CX, CX
-	JZ    f16x4pairstore
-	SCALW_F16((SI), X8)
-	SCALW_F16((SI)(R15*1), X9)
-	GATHER4(X10)
-	VFMADD231PS X10, X8, X0
-	VFMADD231PS X10, X9, X4
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  f16x4pairtail
-
-f16x4pairstore:
-	CMPB acc+64(FP), $0
-	JEQ  f16x4pairput
-	ADD4(X0, 0, X1)
-	ADD4(X4, 4, X5)
-
-f16x4pairput:
-	STORE4(X0, 0)
-	STORE4(X4, 4)
-	LEAQ (R14)(R15*2), R14
-	ADDQ $8, R8
-	SUBQ $2, DX
-	JMP  f16x4pair
-
-f16x4single:
-	TESTQ DX, DX
-	JZ    f16x4done
-	MOVQ R14, SI
-	MOVQ R13, DI
-	MOVQ R9, CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-
-f16x4single16:
-	CMPQ CX, $16
-	JB   f16x4single8
-	LOADW_F16((SI), Y8)
-	LOADW_F16(16(SI), Y9)
-	FMA1x4(0, Y8, Y0, Y1, Y2, Y3)
-	FMA1x4(32, Y9, Y4, Y5, Y6, Y7)
-	ADDQ $32, SI
-	ADDQ $64, DI
-	SUBQ $16, CX
-	JMP  f16x4single16
-
-f16x4single8:
-	CMPQ CX, $8
-	JB   f16x4singlesum
-	LOADW_F16((SI), Y8)
-	FMA1x4(0, Y8, Y0, Y1, Y2, Y3)
-	ADDQ $16, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-
-f16x4singlesum:
-	VADDPS Y4, Y0, Y0
-	VADDPS Y5, Y1, Y1
-	VADDPS Y6, Y2, Y2
-	VADDPS Y7, Y3, Y3
-	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
-
-f16x4singletail:
-	TESTQ CX, CX
-	JZ    f16x4singlestore
-	SCALW_F16((SI), X8)
-	GATHER4(X10)
-	VFMADD231PS X10, X8, X0
-	ADDQ $2, SI
-	ADDQ $4, DI
-	DECQ CX
-	JMP  f16x4singletail
-
-f16x4singlestore:
-	CMPB acc+64(FP), $0
-	JEQ  f16x4singleput
-	ADD4(X0, 0, X1)
-
-f16x4singleput:
-	STORE4(X0, 0)
-
-f16x4done:
-	VZEROUPPER
-	RET
+#define WLOAD(m, y) LOADW_F16(m, y)
+#define WLOADM(m, y) LOADW_F16(m, y)
+#define WSCAL(m, x) SCALW_F16(m, x)
+#define WINIT
+#include "floatx4_amd64.h"
+#undef WLOAD
+#undef WLOADM
+#undef WSCAL
+#undef WINIT

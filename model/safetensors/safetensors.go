@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/droidgo/droidgo/internal/mmap"
 )
 
 // ErrFormat is wrapped by every error about malformed file contents.
@@ -60,7 +62,7 @@ func Open(path string) (*File, error) {
 	if st.Size() < 8 {
 		return nil, fmt.Errorf("%s: %w: file is %d bytes", path, ErrFormat, st.Size())
 	}
-	data, unmap, err := mapFile(fh, int(st.Size()))
+	data, unmap, err := mmap.File(fh, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", path, err)
 	}

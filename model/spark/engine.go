@@ -71,7 +71,9 @@ type layerKV struct {
 	sliding  bool
 }
 
-// Engine runs a Model with a KV cache that persists across calls.
+// Engine runs a Model with a KV cache that persists across calls. It
+// computes what Reference (reference.go) computes, fused, batched and
+// threaded; read that first.
 //
 // Tokens are appended with Eval (or Prefill, which skips the logits); the
 // cache then holds their keys and values and Tokens reports them. A caller
@@ -99,6 +101,26 @@ const (
 	stepHead             // output head for the wanted positions
 	stepTest             // counts chunk runs (pool tests)
 )
+
+// dispatch is what the workers read while they run one step: which step on
+// which layer for which chunk of tokens, how the step is split, and the
+// per-step settings that forward decides before each dispatch. forward
+// writes it only between dispatches (the pool's start and finish order the
+// writes before the workers' reads), and workers only take chunk numbers
+// from next.
+type dispatch struct {
+	st      step
+	layer   int
+	b       int // tokens in the chunk
+	p0      int // position of the chunk's first token
+	nchunks int
+	chunk   int // rows per chunk for row-split steps
+	next    atomic.Int64
+	attKind actKind   // encoding the attention step writes (actF32: none)
+	ffKind  actKind   // encoding the FFN step writes (actF32: none)
+	logits  []float32 // stepHead: where the logits of the wanted rows go
+	counts  []int32   // stepTest
+}
 
 type engine struct {
 	m    *Model
@@ -134,18 +156,8 @@ type engine struct {
 	cosS, sinS, cosF, sinF                []float32
 	want                                  []int
 
-	// the current dispatch
-	st      step
-	layer   int
-	b       int // tokens in the chunk
-	p0      int // position of the chunk's first token
-	nchunks int
-	chunk   int // rows per chunk for row-split steps
-	next    atomic.Int64
-	attKind actKind // encoding the attention step writes (actF32: none)
-	ffKind  actKind // encoding the FFN step writes (actF32: none)
-	logits  []float32
-	counts  []int32 // stepTest
+	// cur is the dispatch the pool is running or ran last.
+	cur dispatch
 }
 
 // NewEngine prepares an engine for m.
@@ -429,9 +441,9 @@ func (e *engine) slot(l, pos int) int {
 // first+j .. first+j+m-1 are in slots s .. s+m-1.
 func (e *engine) slotRuns(first, n int, f func(j, s, m int)) {
 	for j := 0; j < n; {
-		s := e.slot(e.layer, first+j)
+		s := e.slot(e.cur.layer, first+j)
 		m := n - j
-		if e.kv[e.layer].sliding {
+		if e.kv[e.cur.layer].sliding {
 			m = min(m, e.ring-s)
 		}
 		f(j, s, m)
@@ -441,8 +453,8 @@ func (e *engine) slotRuns(first, n int, f func(j, s, m int)) {
 
 // dispatch runs step st over n chunks on the pool and waits for it.
 func (e *engine) dispatch(st step, n int) {
-	e.st, e.nchunks = st, n
-	e.next.Store(0)
+	e.cur.st, e.cur.nchunks = st, n
+	e.cur.next.Store(0)
 	e.pool.run(e)
 }
 
@@ -470,7 +482,7 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 	B := len(toks)
 	H, F, QD := c.Hidden, c.FFN, c.QDim()
 	p0 := len(e.tokens)
-	e.b, e.p0 = B, p0
+	e.cur.b, e.cur.p0 = B, p0
 	e.hw = max(e.hw, p0+B)
 	e.x = grow(e.x, B*H)
 	e.h = grow(e.h, B*H)
@@ -504,7 +516,7 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 			return err
 		}
 		L := &e.m.Layers[l]
-		e.layer = l
+		e.cur.layer = l
 		e.ensureKV(l, p0+B)
 		for t := 0; t < B; t++ {
 			rmsNorm(e.h[t*H:(t+1)*H], e.x[t*H:(t+1)*H], L.AttnNorm, eps)
@@ -517,10 +529,10 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 		e.dispatch(stepQKV, c.Heads+2*c.KVHeads+1)
 
 		e.inAtt.reset(e.att, B, QD)
-		e.attKind = actF32
+		e.cur.attKind = actF32
 		if k := kindOf(L.Out.Type); !float && k != actF32 {
 			if c.HeadDim%k.blockElems() == 0 {
-				e.attKind = k
+				e.cur.attKind = k
 				e.inAtt.alloc(k)
 			}
 		}
@@ -529,13 +541,13 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 		} else {
 			e.dispatch(stepAttn, B*c.Heads)
 		}
-		if e.attKind != actF32 {
-			e.inAtt.have[e.attKind] = true
+		if e.cur.attKind != actF32 {
+			e.inAtt.have[e.cur.attKind] = true
 		} else if !float {
 			e.inAtt.prepare(L.Out.Type)
 		}
-		e.chunk = e.rowChunk(H)
-		e.dispatch(stepOut, (H+e.chunk-1)/e.chunk)
+		e.cur.chunk = e.rowChunk(H)
+		e.dispatch(stepOut, (H+e.cur.chunk-1)/e.cur.chunk)
 
 		for t := 0; t < B; t++ {
 			rmsNorm(e.h[t*H:(t+1)*H], e.x[t*H:(t+1)*H], L.FFNNorm, eps)
@@ -546,19 +558,19 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 			e.inH.prepare(L.FFNUp.Type)
 		}
 		e.inFF.reset(e.ff, B, F)
-		e.ffKind = actF32
+		e.cur.ffKind = actF32
 		if !float {
-			e.ffKind = kindOf(L.FFNDown.Type)
-			e.inFF.alloc(e.ffKind)
+			e.cur.ffKind = kindOf(L.FFNDown.Type)
+			e.inFF.alloc(e.cur.ffKind)
 		}
 		// 256-row blocks: whole Q8_K blocks of the GEGLU output per chunk.
-		e.chunk = quant.QK_K
-		e.dispatch(stepFFN, (F+e.chunk-1)/e.chunk)
-		if e.ffKind != actF32 {
-			e.inFF.have[e.ffKind] = true
+		e.cur.chunk = quant.QK_K
+		e.dispatch(stepFFN, (F+e.cur.chunk-1)/e.cur.chunk)
+		if e.cur.ffKind != actF32 {
+			e.inFF.have[e.cur.ffKind] = true
 		}
-		e.chunk = e.rowChunk(H)
-		e.dispatch(stepDown, (H+e.chunk-1)/e.chunk)
+		e.cur.chunk = e.rowChunk(H)
+		e.dispatch(stepDown, (H+e.cur.chunk-1)/e.cur.chunk)
 	}
 	e.tokens = append(e.tokens, toks...)
 	e.prefilled += int64(B)
@@ -575,10 +587,10 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 	if !float {
 		e.inH.prepare(e.m.Output.Type)
 	}
-	e.logits = dst[:len(want)*c.Vocab]
-	e.chunk = max(256, e.rowChunk(c.Vocab)/8&^31)
-	e.dispatch(stepHead, (c.Vocab+e.chunk-1)/e.chunk)
-	e.logits = nil
+	e.cur.logits = dst[:len(want)*c.Vocab]
+	e.cur.chunk = max(256, e.rowChunk(c.Vocab)/8&^31)
+	e.dispatch(stepHead, (c.Vocab+e.cur.chunk-1)/e.cur.chunk)
+	e.cur.logits = nil
 	return nil
 }
 
@@ -586,27 +598,27 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 // current step from a shared counter until none is left.
 func (e *engine) work(w int) {
 	for {
-		ch := int(e.next.Add(1) - 1)
-		if ch >= e.nchunks {
+		ch := int(e.cur.next.Add(1) - 1)
+		if ch >= e.cur.nchunks {
 			return
 		}
-		switch e.st {
+		switch e.cur.st {
 		case stepQKV:
 			e.doQKV(w, ch)
 		case stepAttn:
 			e.doAttn(w, ch)
 		case stepOut:
-			e.doResidual(w, ch, &e.m.Layers[e.layer].Out, &e.inAtt)
+			e.doResidual(w, ch, &e.m.Layers[e.cur.layer].Out, &e.inAtt)
 		case stepFFN:
 			e.doFFN(w, ch)
 		case stepDown:
-			e.doResidual(w, ch, &e.m.Layers[e.layer].FFNDown, &e.inFF)
+			e.doResidual(w, ch, &e.m.Layers[e.cur.layer].FFNDown, &e.inFF)
 		case stepHead:
-			r0 := ch * e.chunk
-			r1 := min(e.c.Vocab, r0+e.chunk)
-			mulRows(&e.m.Output, &e.inH, r0, r1, e.logits, e.c.Vocab, e.opts.FloatActivations, e.rowbuf[w])
+			r0 := ch * e.cur.chunk
+			r1 := min(e.c.Vocab, r0+e.cur.chunk)
+			mulRows(&e.m.Output, &e.inH, r0, r1, e.cur.logits, e.c.Vocab, e.opts.FloatActivations, e.rowbuf[w])
 		case stepTest:
-			atomic.AddInt32(&e.counts[ch], 1)
+			atomic.AddInt32(&e.cur.counts[ch], 1)
 		}
 	}
 }
@@ -616,7 +628,7 @@ func (e *engine) work(w int) {
 // stores k and v heads in the cache.
 func (e *engine) doQKV(w, ch int) {
 	c := &e.c
-	L := &e.m.Layers[e.layer]
+	L := &e.m.Layers[e.cur.layer]
 	float := e.opts.FloatActivations
 	nh := c.Heads + 2*c.KVHeads
 	if ch == nh {
@@ -625,18 +637,18 @@ func (e *engine) doQKV(w, ch int) {
 	}
 	hd, rows, QD, KD := c.HeadDim, c.QKVRows(), c.QDim(), c.KVDim()
 	mulRows(&L.QKV, &e.inH, ch*hd, (ch+1)*hd, e.qkv, rows, float, e.rowbuf[w])
-	kv := &e.kv[e.layer]
+	kv := &e.kv[e.cur.layer]
 	dims, cosT, sinT := c.RopeDimsFull, e.cosF, e.sinF
 	if kv.sliding {
 		dims, cosT, sinT = c.RopeDimsSWA, e.cosS, e.sinS
 	}
 	half := dims / 2
-	for t := 0; t < e.b; t++ {
+	for t := 0; t < e.cur.b; t++ {
 		v := e.qkv[t*rows+ch*hd : t*rows+(ch+1)*hd]
 		if ch < c.Heads+c.KVHeads {
 			ropeNeox(v, cosT[t*half:(t+1)*half], sinT[t*half:(t+1)*half], dims)
 		}
-		s := e.slot(e.layer, e.p0+t)
+		s := e.slot(e.cur.layer, e.cur.p0+t)
 		switch off := ch*hd - QD; {
 		case off < 0:
 		case e.opts.KV == KVF16:
@@ -656,8 +668,8 @@ func (e *engine) doAttn(w, task int) {
 	c := &e.c
 	hd, rows, QD, KD := c.HeadDim, c.QKVRows(), c.QDim(), c.KVDim()
 	t, h := task/c.Heads, task%c.Heads
-	kv := &e.kv[e.layer]
-	pos := e.p0 + t
+	kv := &e.kv[e.cur.layer]
+	pos := e.cur.p0 + t
 	first := 0
 	if kv.sliding {
 		first = max(0, pos-c.Window+1)
@@ -667,7 +679,7 @@ func (e *engine) doAttn(w, task int) {
 		// task is (token, KV head): the query heads sharing it go
 		// together.
 		t, kh := task/c.KVHeads, task%c.KVHeads
-		pos := e.p0 + t
+		pos := e.cur.p0 + t
 		first := 0
 		if kv.sliding {
 			first = max(0, pos-c.Window+1)
@@ -720,8 +732,8 @@ func (e *engine) gateHead(t, h int, o []float32) {
 	for i := range o {
 		o[i] *= g
 	}
-	if e.attKind != actF32 {
-		e.inAtt.encode(e.attKind, t, h*hd, (h+1)*hd)
+	if e.cur.attKind != actF32 {
+		e.inAtt.encode(e.cur.attKind, t, h*hd, (h+1)*hd)
 	}
 }
 
@@ -729,10 +741,10 @@ func (e *engine) gateHead(t, h int, o []float32) {
 // the residual stream.
 func (e *engine) doResidual(w, ch int, wt *Weight, a *acts) {
 	H := e.c.Hidden
-	r0 := ch * e.chunk
-	r1 := min(H, r0+e.chunk)
+	r0 := ch * e.cur.chunk
+	r1 := min(H, r0+e.cur.chunk)
 	mulRows(wt, a, r0, r1, e.tmp, H, e.opts.FloatActivations, e.rowbuf[w])
-	for t := 0; t < e.b; t++ {
+	for t := 0; t < e.cur.b; t++ {
 		x, d := e.x[t*H+r0:t*H+r1], e.tmp[t*H+r0:t*H+r1]
 		for i := range x {
 			x[i] += d[i]
@@ -745,17 +757,17 @@ func (e *engine) doResidual(w, ch int, wt *Weight, a *acts) {
 // so no other worker's output is needed).
 func (e *engine) doFFN(w, ch int) {
 	F := e.c.FFN
-	L := &e.m.Layers[e.layer]
-	r0 := ch * e.chunk
-	r1 := min(F, r0+e.chunk)
+	L := &e.m.Layers[e.cur.layer]
+	r0 := ch * e.cur.chunk
+	r1 := min(F, r0+e.cur.chunk)
 	float := e.opts.FloatActivations
 	mulRows(&L.FFNGate, &e.inH, r0, r1, e.fg, F, float, e.rowbuf[w])
 	mulRows(&L.FFNUp, &e.inH, r0, r1, e.fu, F, float, e.rowbuf[w])
-	for t := 0; t < e.b; t++ {
+	for t := 0; t < e.cur.b; t++ {
 		i, j := t*F+r0, t*F+r1
 		geglu(e.opts.GELU, e.ff[i:j], e.fg[i:j], e.fu[i:j])
-		if e.ffKind != actF32 {
-			e.inFF.encode(e.ffKind, t, r0, r1)
+		if e.cur.ffKind != actF32 {
+			e.inFF.encode(e.cur.ffKind, t, r0, r1)
 		}
 	}
 }

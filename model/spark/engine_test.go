@@ -74,12 +74,20 @@ func randomTokens(n, vocab int, seed uint64) []int {
 	return out
 }
 
-func maxAbsDiff(a []float32, b []float64) float64 {
-	var m float64
-	for i := range a {
-		m = math.Max(m, math.Abs(float64(a[i])-b[i]))
+// referenceLogits runs toks through the plain forward pass of reference.go
+// and returns the logits of every position.
+func referenceLogits(t testing.TB, m *Model, toks []int) [][]float32 {
+	t.Helper()
+	r := NewReference(m)
+	out := make([][]float32, len(toks))
+	for i, tok := range toks {
+		lg, err := r.Forward(tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[i] = lg
 	}
-	return m
+	return out
 }
 
 func evalAll(t testing.TB, e *Engine, toks []int) []float32 {
@@ -92,13 +100,13 @@ func evalAll(t testing.TB, e *Engine, toks []int) []float32 {
 }
 
 // The engine (cache, ring buffers, batching, threads) computes what the
-// plain float64 reference computes, for shapes with heads*head_dim != hidden
+// plain reference of reference.go computes, for shapes with heads*head_dim != hidden
 // (tiny) and with 4:1 GQA (gqa), over sequences longer than twice the window.
 func TestEngineMatchesReference(t *testing.T) {
 	for _, preset := range []string{"tiny", "gqa"} {
 		m := randomModel(t, preset, "f32", 7)
 		toks := randomTokens(3*m.Config.Window+5, m.Config.Vocab, 1)
-		ref := (&refModel{m: m, gelu: refGELUErf}).logits(toks)
+		ref := referenceLogits(t, m, toks)
 		// slack 4 makes the sliding rings (window+4 slots) wrap several times.
 		for _, kv := range []KVType{KVF32, KVF16} {
 			var first []float32
@@ -109,7 +117,7 @@ func TestEngineMatchesReference(t *testing.T) {
 				V := m.Config.Vocab
 				worst := 0.0
 				for p := range toks {
-					worst = math.Max(worst, maxAbsDiff(got[p*V:(p+1)*V], ref[p]))
+					worst = math.Max(worst, maxDiff32(got[p*V:(p+1)*V], ref[p]))
 				}
 				// float32 accumulation over a few hundred terms per dot
 				// product, logits of std ~4; an f16 cache rounds keys,
@@ -136,7 +144,7 @@ func TestEngineMatchesReference(t *testing.T) {
 	}
 }
 
-// Every weight type runs through the engine like the float64 reference on
+// Every weight type runs through the engine like the reference on
 // dequantised weights: to float rounding with FloatActivations, and within
 // the perturbation of llama.cpp-style activation rounding (8-bit Q8_0/Q8_K
 // activations move logits of std ~4 by up to ~1 on these random models)
@@ -149,14 +157,14 @@ func TestQuantTypesMatchReference(t *testing.T) {
 	for _, c := range cases {
 		m := randomModel(t, "gqa", c.typ, 3)
 		toks := randomTokens(12, m.Config.Vocab, 2)
-		ref := (&refModel{m: m, gelu: refGELUErf}).logits(toks)
+		ref := referenceLogits(t, m, toks)
 		V := m.Config.Vocab
 		for _, float := range []bool{false, true} {
 			e, _ := NewEngine(m, Options{FloatActivations: float, KV: KVF32})
 			got := evalAll(t, e, toks)
 			worst := 0.0
 			for p := range toks {
-				worst = math.Max(worst, maxAbsDiff(got[p*V:(p+1)*V], ref[p]))
+				worst = math.Max(worst, maxDiff32(got[p*V:(p+1)*V], ref[p]))
 			}
 			tol := c.tol
 			if float {

@@ -129,7 +129,7 @@ func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
 	runs := &e.runs[w]
 	nr := 0
 	for j := 0; j < n; {
-		s := e.slot(e.layer, first+j)
+		s := e.slot(e.cur.layer, first+j)
 		m := n - j
 		if kv.sliding {
 			m = min(m, e.ring-s)

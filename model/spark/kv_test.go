@@ -149,7 +149,7 @@ func attnEngine(b *testing.B, kv KVType, n int) *engine {
 	e.gsc = [][]float32{make([]float32, g*n)}
 	e.gpb = [][]float32{make([]float32, g*n)}
 	e.runs = make([][2]kvRun, 1)
-	e.b, e.p0 = 1, n-1
+	e.cur.b, e.cur.p0 = 1, n-1
 	return e
 }
 

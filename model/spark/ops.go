@@ -45,13 +45,6 @@ func ParseGELU(s string) (GELUMode, bool) {
 	return 0, false
 }
 
-// geluErf is 0.5*x*(1+erf(x/sqrt2)), written with erfc so that the negative
-// tail keeps its digits (1+erf cancels there).
-func geluErf(x float32) float32 {
-	v := float64(x)
-	return float32(0.5 * v * math.Erfc(-v/math.Sqrt2))
-}
-
 // gelu32 is ggml_gelu_f32 as compiled into llama.cpp's x86 CPU backends:
 // float32 arithmetic with 1 + c*x*x contracted into one FMA.
 func gelu32(x float32) float32 {
@@ -157,5 +150,3 @@ func ropeNeox(v []float32, cos, sin []float32, dims int) {
 		v[i+half] = float32(b*cos[i]) + float32(a*sin[i])
 	}
 }
-
-func sigmoid(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }

@@ -44,9 +44,9 @@ func TestPoolRunsEveryChunkOnce(t *testing.T) {
 		e := &engine{pool: p}
 		for round := 0; round < 300; round++ {
 			n := round % 7
-			e.counts = make([]int32, n)
+			e.cur.counts = make([]int32, n)
 			e.dispatch(stepTest, n)
-			for i, c := range e.counts {
+			for i, c := range e.cur.counts {
 				if c != 1 {
 					t.Fatalf("threads %d round %d: chunk %d ran %d times", threads, round, i, c)
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/droidgo/droidgo/model/gguf"
 	"github.com/droidgo/droidgo/model/quant"
 	"github.com/droidgo/droidgo/model/safetensors"
+	"github.com/droidgo/droidgo/model/tokenizer"
 )
 
 // RandomTensor describes one tensor of a random model: its GGUF name, HF
@@ -196,11 +197,11 @@ func addTokenizer(w *gguf.Writer, vocab int) {
 		w.Set("tokenizer.ggml.model", "none")
 		return
 	}
-	bs := byteToUnicode()
+	byteTok := func(b int) string { return string(tokenizer.ByteRune(byte(b))) }
 	toks := make([]string, vocab)
 	types := make([]int32, vocab)
 	for i := 0; i < 256; i++ {
-		toks[i] = string(bs[i])
+		toks[i] = byteTok(i)
 		types[i] = 1
 	}
 	// Pairs of bytes first, then pair+byte triples: every token string is
@@ -212,10 +213,10 @@ func addTokenizer(w *gguf.Writer, vocab int) {
 		k := n - 256
 		var l, r string
 		if k < 256*256 {
-			l, r = string(bs[(k/256+'a')%256]), string(bs[(k%256+'a')%256])
+			l, r = byteTok((k/256+'a')%256), byteTok((k%256+'a')%256)
 		} else {
 			k -= 256 * 256
-			l, r = toks[256+(k/256)%(256*256)], string(bs[k%256])
+			l, r = toks[256+(k/256)%(256*256)], byteTok(k%256)
 		}
 		toks[n] = l + r
 		types[n] = 1
@@ -235,21 +236,6 @@ func addTokenizer(w *gguf.Writer, vocab int) {
 	w.Set("tokenizer.ggml.add_bos_token", false)
 	w.Set("tokenizer.ggml.add_eos_token", false)
 	w.Set("tokenizer.chat_template", chat.OfficialTemplate)
-}
-
-// byteToUnicode is GPT-2's reversible byte-to-rune table.
-func byteToUnicode() [256]rune {
-	var t [256]rune
-	n := 0
-	for b := 0; b < 256; b++ {
-		if (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF) {
-			t[b] = rune(b)
-		} else {
-			t[b] = rune(256 + n)
-			n++
-		}
-	}
-	return t
 }
 
 // WriteRandomHF writes a random-weight Spark checkpoint (config.json and

@@ -1,13 +1,13 @@
 //go:build !unix
 
-package gguf
+package mmap
 
 import (
 	"io"
 	"os"
 )
 
-// mapFile reads the whole file where mmap is not available.
+// mapFile reads the file where mmap is not available.
 func mapFile(f *os.File, size int) ([]byte, func() error, error) {
 	b := make([]byte, size)
 	if _, err := io.ReadFull(f, b); err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package gguf
+package mmap
 
 import (
 	"os"
@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps size bytes of f read-only and shared, so the page cache backs
-// the weights and several processes share them.
+// mapFile maps shared, so the page cache backs the weights and several
+// processes share them.
 func mapFile(f *os.File, size int) ([]byte, func() error, error) {
 	b, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
