@@ -10,10 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/internal/word"
 	"github.com/droidgo/droidgo/uixml"
 )
 
@@ -222,35 +221,13 @@ func (r *runner) sensitive(call action.Call, t target) string {
 // matchWord returns the first word of words found in label as a whole
 // word, ignoring case.
 func matchWord(words []string, label string) string {
-	lower := strings.ToLower(label)
 	for _, w := range words {
-		if w != "" && hasWord(lower, strings.ToLower(w)) {
+		if word.In(label, w) {
 			return w
 		}
 	}
 	return ""
 }
-
-// hasWord reports whether w occurs in s with no letter or digit right
-// before or after it.
-func hasWord(s, w string) bool {
-	for off := 0; off <= len(s); {
-		i := strings.Index(s[off:], w)
-		if i < 0 {
-			return false
-		}
-		start, end := off+i, off+i+len(w)
-		before, _ := utf8.DecodeLastRuneInString(s[:start])
-		after, _ := utf8.DecodeRuneInString(s[end:])
-		if (start == 0 || !isWordRune(before)) && (end == len(s) || !isWordRune(after)) {
-			return true
-		}
-		off = start + 1
-	}
-	return false
-}
-
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // approve applies step mode and the sensitive-action policy. A nil call
 // with a nil error means the call was not run and the step is over.

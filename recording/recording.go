@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/droidgo/droidgo/internal/clock"
 	"github.com/droidgo/droidgo/loop"
 )
 
@@ -249,7 +250,7 @@ func Replay(ctx context.Context, rec *Recording, opts ReplayOptions, emit func(l
 		opts.Now = time.Now
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = clock.Sleep
 	}
 	if opts.MaxPause <= 0 {
 		opts.MaxPause = 5 * time.Second
@@ -273,18 +274,4 @@ func Replay(ctx context.Context, rec *Recording, opts ReplayOptions, emit func(l
 		emit(ev)
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
