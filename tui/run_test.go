@@ -135,16 +135,16 @@ func TestRunKeysApprovePauseQuit(t *testing.T) {
 	// waits for.
 	var mu sync.Mutex
 	waiters := map[string]chan struct{}{}
-	conds := map[string]func(*model) bool{
-		"approval": func(m *model) bool { return len(m.approvals) == 1 },
-		"paused":   func(m *model) bool { return m.paused },
-		"resumed":  func(m *model) bool { return !m.paused && m.message == "resumed" },
-		"stopping": func(m *model) bool { return m.stopping },
+	conds := map[string]func(*ui) bool{
+		"approval": func(m *ui) bool { return len(m.approvals) == 1 },
+		"paused":   func(m *ui) bool { return m.paused },
+		"resumed":  func(m *ui) bool { return !m.paused && m.message == "resumed" },
+		"stopping": func(m *ui) bool { return m.stopping },
 	}
 	for k := range conds {
 		waiters[k] = make(chan struct{})
 	}
-	u.observe = func(m *model) {
+	u.observe = func(m *ui) {
 		mu.Lock()
 		defer mu.Unlock()
 		for k, c := range conds {

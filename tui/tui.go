@@ -74,8 +74,8 @@ type UI struct {
 
 	closeOnce sync.Once
 	runOnce   sync.Once
-	final     *model // the model when Run returned, for tests
-	observe   func(*model)
+	final     *ui // the model when Run returned, for tests
+	observe   func(*ui)
 }
 
 // New returns a UI; call Run to show it.
@@ -145,7 +145,7 @@ func (u *UI) run(ctx context.Context) error {
 		u.gate.stop()
 		u.q.drop()
 	}()
-	m := newModel(u.opts, u.gate, u.clock)
+	m := newUI(u.opts, u.gate, u.clock)
 	m.wait = u.waitCmd
 	m.observe = u.observe
 	opts := []tea.ProgramOption{}
@@ -166,7 +166,7 @@ func (u *UI) run(ctx context.Context) error {
 	p := tea.NewProgram(m, opts...)
 
 	// The run's context is usually the one Options.Cancel cancels, so it is
-	// not handed to bubbletea (which would stop drawing at once); the model
+	// not handed to bubbletea (which would stop drawing at once); the ui
 	// is told instead and leaves once the loop has closed.
 	watchDone := make(chan struct{})
 	defer close(watchDone)
@@ -188,7 +188,7 @@ func (u *UI) run(ctx context.Context) error {
 	io.WriteString(out, ansi.WindowOp(22, 0))
 	final, err := p.Run()
 	io.WriteString(out, ansi.WindowOp(23, 0))
-	if fm, ok := final.(*model); ok {
+	if fm, ok := final.(*ui); ok {
 		u.final = fm
 	}
 	if err != nil {
