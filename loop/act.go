@@ -2,17 +2,14 @@ package loop
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/internal/word"
+	"github.com/droidgo/droidgo/toolparse"
 	"github.com/droidgo/droidgo/uixml"
 )
 
@@ -48,98 +45,29 @@ func (t target) quoted() string {
 	return fmt.Sprintf(" %q", t.el.Label)
 }
 
-// intArg returns an integer argument. Values come coerced as int64, but
-// recordings and backends' own parsers may give float64 or strings.
-func intArg(c action.Call, name string) (int, bool, error) {
-	v, ok := c.Arguments[name]
-	if !ok || v == nil {
-		return 0, false, nil
-	}
-	switch x := v.(type) {
-	case int:
-		return x, true, nil
-	case int64:
-		return int(x), true, nil
-	case float64:
-		if x != math.Trunc(x) || math.Abs(x) > 1e9 {
-			return 0, true, fmt.Errorf("%s must be a whole number, not %v", name, x)
-		}
-		return int(x), true, nil
-	case json.Number:
-		n, err := strconv.Atoi(string(x))
-		if err != nil {
-			return 0, true, fmt.Errorf("%s must be a whole number, not %q", name, x)
-		}
-		return n, true, nil
-	case string:
-		n, err := strconv.Atoi(strings.TrimSpace(x))
-		if err != nil {
-			return 0, true, fmt.Errorf("%s must be a whole number, not %q", name, x)
-		}
-		return n, true, nil
-	}
-	return 0, true, fmt.Errorf("%s must be a whole number, not %v", name, v)
-}
-
-func numArg(c action.Call, name string) (float64, bool, error) {
-	v, ok := c.Arguments[name]
-	if !ok || v == nil {
-		return 0, false, nil
-	}
-	switch x := v.(type) {
-	case int:
-		return float64(x), true, nil
-	case int64:
-		return float64(x), true, nil
-	case float64:
-		return x, true, nil
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		if err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
-			return f, true, nil
-		}
-	}
-	return 0, true, fmt.Errorf("%s must be a number, not %v", name, v)
-}
-
+// strArg returns a string argument of a checked call ("" when absent).
 func strArg(c action.Call, name string) string {
-	switch x := c.Arguments[name].(type) {
-	case string:
-		return x
-	case nil:
-		return ""
-	default:
-		return fmt.Sprint(x)
-	}
+	s, _ := c.Arguments[name].(string)
+	return s
 }
 
-// validate checks call against the current screen before anything runs.
+// validate checks call before anything runs. The schema (tool, required
+// arguments, types, allowed values, bounds) is action.Validate's, for a
+// call coerced by toolparse.Coerce as every call reaching the loop is;
+// the loop adds only what needs the screen or the device: the element
+// exists, the app is installed, and there is something to type or open.
 func (r *runner) validate(ctx context.Context, call action.Call) (target, error) {
-	if _, ok := action.Lookup(r.cfg.Tools, call.Name); !ok {
-		return noTarget, fmt.Errorf("unknown tool %q; the tools are %s", call.Name, strings.Join(action.Names(r.cfg.Tools), ", "))
+	if err := action.Validate(call, r.cfg.Tools); err != nil {
+		return noTarget, err
 	}
 	t, err := r.elementArg(call)
 	if err != nil {
 		return t, err
 	}
 	switch call.Name {
-	case action.Tap, action.LongPress:
-		if t.index < 0 {
-			return t, errors.New("index is required")
-		}
 	case action.TypeText:
 		if strArg(call, "text") == "" {
 			return t, errors.New("text is empty")
-		}
-	case action.Swipe:
-		dir := strArg(call, "direction")
-		if !slices.Contains(action.Directions, dir) {
-			return t, fmt.Errorf("direction %q is not one of %s", dir, strings.Join(action.Directions, ", "))
-		}
-	case action.PressKey:
-		key := strArg(call, "key")
-		if _, ok := action.Keys[key]; !ok {
-			return t, fmt.Errorf("key %q is not known; keys are %s", key, strings.Join(action.KeyNames(), ", "))
 		}
 	case action.OpenApp:
 		name := strings.TrimSpace(strArg(call, "name"))
@@ -151,27 +79,17 @@ func (r *runner) validate(ctx context.Context, call action.Call) (target, error)
 				return t, fmt.Errorf("no app %q on this phone", name)
 			}
 		}
-	case action.Wait:
-		s, ok, err := numArg(call, "seconds")
-		if err != nil {
-			return t, err
-		}
-		if ok && (s < 0 || s > 30) {
-			return t, fmt.Errorf("seconds must be between 0 and 30, not %v", s)
-		}
 	}
 	return t, nil
 }
 
 // elementArg resolves the call's index argument against the screen.
 func (r *runner) elementArg(call action.Call) (target, error) {
-	idx, ok, err := intArg(call, "index")
-	if err != nil {
-		return noTarget, err
-	}
+	i, ok := call.Arguments["index"].(int64)
 	if !ok {
 		return noTarget, nil
 	}
+	idx := int(i)
 	if r.screen == nil {
 		return noTarget, fmt.Errorf("index %d cannot be used: the screen could not be read", idx)
 	}
@@ -269,11 +187,19 @@ func (r *runner) approve(ctx context.Context, call action.Call, t target) (*acti
 		r.addHistory(fmt.Sprintf("%s%s -> skipped by the user", call.String(), t.quoted()))
 		return nil, t, nil
 	case Edit:
-		edited := d.Call
+		// An Approver may hand back any call: it is coerced like the
+		// model's before the same checks.
+		edited, _, err := toolparse.Coerce(d.Call, r.cfg.Tools)
+		if err != nil {
+			edited = d.Call
+		}
 		if edited.Arguments == nil {
 			edited.Arguments = map[string]any{}
 		}
-		nt, err := r.validate(ctx, edited)
+		nt := noTarget
+		if err == nil {
+			nt, err = r.validate(ctx, edited)
+		}
 		if err != nil {
 			r.emit(Event{Type: EvAction, Call: &edited, Element: nt.elementPtr(), Detail: "not run", Error: err.Error()})
 			r.addHistory(fmt.Sprintf("%s -> the user's edit is invalid: %v", edited.String(), err))
@@ -322,7 +248,7 @@ func (r *runner) execute(ctx context.Context, call action.Call, t target) (detai
 		name := strings.TrimSpace(strArg(call, "name"))
 		return "open " + name, dev.OpenApp(ctx, name)
 	case action.Wait:
-		s, _, _ := numArg(call, "seconds")
+		s, _ := call.Arguments["seconds"].(float64)
 		d := time.Duration(s * float64(time.Second))
 		return fmt.Sprintf("wait %v", d), r.cfg.Sleep(ctx, d)
 	}

@@ -669,6 +669,50 @@ func TestApproverEditAndAbort(t *testing.T) {
 	}
 }
 
+// TestApproverEditIsChecked: an edited call goes through the same schema
+// check as the model's (toolparse.Coerce, then action.Validate), so an
+// Approver may hand back loosely typed values, and a call outside the
+// schema is not run.
+func TestApproverEditIsChecked(t *testing.T) {
+	turns := []string{
+		thinkThen("Settings.", call("open_app", "name", "Settings")),
+		thinkThen("Pay.", call("tap", "index", `{{index "Pay now"}}`)),
+		thinkThen("Done.", call("task_complete", "summary", "x")),
+	}
+	tests := []struct {
+		name    string
+		edit    action.Call
+		screen  string // the phone's screen at the end
+		wantErr string // in the refused edit's action event
+	}{
+		{"an int and a name in another case are coerced", action.Call{Name: "Tap", Arguments: map[string]any{"index": 0}}, "internet", ""},
+		{"a number as a string is coerced", action.Call{Name: "tap", Arguments: map[string]any{"index": "0"}}, "internet", ""},
+		{"a wait over the schema's bound is refused", action.Call{Name: "wait", Arguments: map[string]any{"seconds": 99}}, "settings", "seconds 99 is out of range; it must be between 0 and 30"},
+		{"a key outside the enum is refused", action.Call{Name: "press_key", Arguments: map[string]any{"key": "teleport"}}, "settings", `key "teleport" is not valid`},
+		{"an unknown tool is refused", action.Call{Name: "fly"}, "settings", `unknown tool "fly"`},
+		{"an index not on the screen is refused", action.Call{Name: "tap", Arguments: map[string]any{"index": int64(40)}}, "settings", "index 40 is not on the screen"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runTurns(t, nil, turns, func(c *Config) {
+				c.Approver = func(ctx context.Context, req ApprovalRequest) (Decision, error) {
+					return Decision{Verdict: Edit, Call: tt.edit}, nil
+				}
+			})
+			if got := r.phone.screen(); got != tt.screen {
+				t.Errorf("screen = %s, want %s", got, tt.screen)
+			}
+			errs := ""
+			for _, e := range r.of(EvAction) {
+				errs += e.Error + "\n"
+			}
+			if tt.wantErr == "" && strings.TrimSpace(errs) != "" || !strings.Contains(errs, tt.wantErr) {
+				t.Errorf("action errors %q, want %q", errs, tt.wantErr)
+			}
+		})
+	}
+}
+
 func TestStepBudget(t *testing.T) {
 	turns := []string{
 		thinkThen("a", call("open_app", "name", "Settings")),

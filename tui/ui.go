@@ -13,6 +13,7 @@ import (
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
+	"github.com/droidgo/droidgo/toolparse"
 )
 
 // Messages of the UI besides keys and window sizes.
@@ -277,7 +278,7 @@ func (m *ui) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		case key.Matches(k, m.keys.Edit):
 			m.editing = true
 			m.editErr = ""
-			m.input.SetValue(formatCall(a.req.Call))
+			m.input.SetValue(toolparse.FormatCall(a.req.Call, action.Tools))
 			m.input.CursorEnd()
 			return m, m.input.Focus()
 		}
@@ -351,7 +352,7 @@ func (m *ui) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.input.Blur()
 		return m, nil
 	case key.Matches(k, m.keys.Apply):
-		c, err := parseCall(m.input.Value())
+		c, rec, err := toolparse.ReadCall(m.input.Value(), action.Tools)
 		if err == nil {
 			err = m.checkIndex(c)
 		}
@@ -362,7 +363,12 @@ func (m *ui) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.editing = false
 		m.editErr = ""
 		m.input.Blur()
-		m.answer1(loop.Decision{Verdict: loop.Edit, Call: c}, "edited to "+c.String())
+		what := "edited to " + c.String()
+		if len(rec) > 0 {
+			// What was read differs from what was typed: say how.
+			what += " (" + strings.Join(rec, "; ") + ")"
+		}
+		m.answer1(loop.Decision{Verdict: loop.Edit, Call: c}, what)
 		return m, nil
 	}
 	var cmd tea.Cmd
