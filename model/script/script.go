@@ -59,7 +59,7 @@ import (
 	"github.com/droidgo/droidgo/internal/clock"
 	"github.com/droidgo/droidgo/internal/word"
 	"github.com/droidgo/droidgo/model"
-	"github.com/droidgo/droidgo/toolparse"
+	"github.com/droidgo/droidgo/model/reasoning"
 )
 
 // DefaultPace is the delay between tokens when a script is opened from the
@@ -246,7 +246,7 @@ func (b *Backend) Chat(ctx context.Context, req model.ChatRequest) (model.Stream
 		ctx:      ctx,
 		opts:     b.opts,
 		tokens:   Tokens(text),
-		splitter: toolparse.NewSplitter(req.Think),
+		splitter: reasoning.NewSplitter(req.Think),
 		think:    req.Think,
 		prompt:   prompt,
 		max:      req.MaxTokens,
@@ -301,7 +301,7 @@ type stream struct {
 	opts     Options
 	tokens   []string
 	pos      int
-	splitter *toolparse.Splitter
+	splitter *reasoning.Splitter
 	think    bool
 	closed   bool // the reasoning is closed
 	pending  []model.Delta

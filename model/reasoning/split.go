@@ -1,6 +1,17 @@
-package toolparse
+// Package reasoning splits a model's streamed output into its reasoning
+// and its answer as the tokens arrive, for backends whose engine or server
+// gives one stream of text: Spark-style output opens the reasoning with
+// <think> and closes it with </think>. The parser (toolparse.ParseTurn)
+// then takes the two parts as they are.
+package reasoning
 
 import "strings"
+
+// The tags around the reasoning.
+const (
+	Open  = "<think>"
+	Close = "</think>"
+)
 
 const spaces = " \t\r\n"
 
@@ -12,10 +23,10 @@ const spaces = " \t\r\n"
 // holding back a possible tag prefix until the next chunk decides it;
 // Flush releases what is still held at the end.
 //
-// Unlike Parse, the Splitter cannot take back text it already gave out as
-// answer, so a </think> appearing later in an output that did not start in
-// reasoning stays in the answer: pass inThinking when the prompt opened
-// <think>.
+// Unlike toolparse.Parse, the Splitter cannot take back text it already
+// gave out as answer, so a </think> appearing later in an output that did
+// not start in reasoning stays in the answer: pass inThinking when the
+// prompt opened <think>.
 type Splitter struct {
 	thinking bool   // inside the reasoning
 	closed   bool   // a </think> ended the reasoning
@@ -44,16 +55,16 @@ func (s *Splitter) Feed(chunk string) (reasoning, content string, closedNow bool
 	for {
 		if !s.started {
 			t := strings.TrimLeft(s.held, spaces)
-			if t == "" || properPrefix(t, tagThink) || (!s.thinking && properPrefix(t, tagThinkEnd)) {
+			if t == "" || properPrefix(t, Open) || (!s.thinking && properPrefix(t, Close)) {
 				break // only space so far, or maybe the start of a tag
 			}
 			s.started = true
 			switch {
-			case strings.HasPrefix(t, tagThink):
+			case strings.HasPrefix(t, Open):
 				s.thinking = true
-				s.held = t[len(tagThink):]
-			case !s.thinking && strings.HasPrefix(t, tagThinkEnd):
-				s.held = t[len(tagThinkEnd):]
+				s.held = t[len(Open):]
+			case !s.thinking && strings.HasPrefix(t, Close):
+				s.held = t[len(Close):]
 				s.closed, closedNow = true, true
 			case s.thinking:
 				s.held = t
@@ -61,13 +72,13 @@ func (s *Splitter) Feed(chunk string) (reasoning, content string, closedNow bool
 			continue
 		}
 		if s.thinking {
-			if i := strings.Index(s.held, tagThinkEnd); i >= 0 {
+			if i := strings.Index(s.held, Close); i >= 0 {
 				r.WriteString(s.held[:i])
-				s.held = s.held[i+len(tagThinkEnd):]
+				s.held = s.held[i+len(Close):]
 				s.thinking, s.closed, closedNow = false, true, true
 				continue
 			}
-			n := len(s.held) - partialSuffix(s.held, tagThinkEnd)
+			n := len(s.held) - partialSuffix(s.held, Close)
 			r.WriteString(s.held[:n])
 			s.held = s.held[n:]
 			break

@@ -1,6 +1,9 @@
-package toolparse
+package reasoning
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSplitter(t *testing.T) {
 	tests := []struct {
@@ -50,37 +53,42 @@ func TestSplitter(t *testing.T) {
 	}
 }
 
-// TestSplitterMatchesParse checks that streaming and Parse agree on the
-// corpus, where the output does not close a reasoning it never opened.
-func TestSplitterMatchesParse(t *testing.T) {
-	for _, c := range loadCorpus(t) {
-		text := cutAtEnd(c.text, &Result{})
-		wantR, wantC, wantClosed, _ := splitReasoning(text, c.opts.InThinking)
-		s := NewSplitter(c.opts.InThinking)
-		var r, cont string
-		for i := 0; i < len(text); i += 5 {
-			rr, cc, _ := s.Feed(text[i:min(i+5, len(text))])
-			r += rr
-			cont += cc
-		}
-		fr, fc := s.Flush()
-		r += fr
-		cont += fc
-		if !c.opts.InThinking && wantR != "" && s.Closed() == false {
-			continue // a late </think>: Parse reinterprets, streaming cannot
-		}
-		if r != wantR || trimSpace(cont) != trimSpace(wantC) {
-			t.Errorf("%s: splitter %q / %q, Parse %q / %q", c.name, r, cont, wantR, wantC)
-		}
-		if wantClosed == false && s.Closed() {
-			t.Errorf("%s: splitter closed, Parse did not", c.name)
-		}
+// FuzzSplitter checks that any chunking of an output gives the same split
+// as feeding it whole.
+func FuzzSplitter(f *testing.F) {
+	for _, s := range []string{
+		"look at the screen</think><tool_call>tap<arg_key>index</arg_key><arg_value>1</arg_value></tool_call>",
+		"\n<think>plan</think>\ntap(1)", "<think><think>x</think>y", "</think>answer", "answer</think>more",
+		"a</th", "<thi", "  \n", "a<|User|>b</think>c", "</thi</think>nk>",
+	} {
+		f.Add(s, true, uint8(3))
+		f.Add(s, false, uint8(1))
 	}
-}
-
-func trimSpace(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\n' || s[0] == '\r' || s[0] == '\t') {
-		s = s[1:]
-	}
-	return s
+	f.Fuzz(func(t *testing.T, text string, inThinking bool, step uint8) {
+		n := int(step%16) + 1
+		whole := NewSplitter(inThinking)
+		r0, c0, _ := whole.Feed(text)
+		fr, fc := whole.Flush()
+		r0, c0 = r0+fr, c0+fc
+		s := NewSplitter(inThinking)
+		var r, c strings.Builder
+		closes := 0
+		for i := 0; i < len(text); i += n {
+			rr, cc, closed := s.Feed(text[i:min(i+n, len(text))])
+			r.WriteString(rr)
+			c.WriteString(cc)
+			if closed {
+				closes++
+			}
+		}
+		fr, fc = s.Flush()
+		r.WriteString(fr)
+		c.WriteString(fc)
+		if r.String() != r0 || c.String() != c0 {
+			t.Fatalf("chunks of %d: reasoning %q content %q; whole: %q %q", n, r.String(), c.String(), r0, c0)
+		}
+		if closes > 1 || (closes == 1) != s.Closed() || s.Closed() != whole.Closed() {
+			t.Fatalf("closedNow %d times, Closed()=%v, whole Closed()=%v", closes, s.Closed(), whole.Closed())
+		}
+	})
 }
