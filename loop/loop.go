@@ -130,11 +130,19 @@ func (r *runner) endWith(ctx context.Context, err error) Result {
 
 // oneStep runs step r.step. done reports that the run is over with res.
 func (r *runner) oneStep(ctx context.Context) (done bool, res Result, err error) {
+	if err := r.cfg.Hold(ctx, HoldTurn); err != nil {
+		return false, Result{}, err
+	}
 	r.emit(Event{Type: EvStepStarted, Screen: r.screenInfo(ctx)})
 
 	call, err := r.decide(ctx)
 	if err != nil {
 		return false, Result{}, err
+	}
+	if call != nil {
+		if err := r.cfg.Hold(ctx, HoldAction); err != nil {
+			return false, Result{}, err
+		}
 	}
 	if call == nil {
 		r.addHistory("no usable tool call")
