@@ -157,8 +157,8 @@ func (r *runner) approve(ctx context.Context, call action.Call, t target) (*acti
 	}
 	if reason != "" && r.cfg.Approver == nil {
 		r.emit(Event{Type: EvAction, Call: &call, Element: t.elementPtr(), Detail: "not run", Error: "needs approval: " + reason})
-		r.notes = append(r.notes, fmt.Sprintf("%s was not run: it needs the user's approval (%s) and nobody can give it. Do something else or call task_complete.", call.String(), reason))
-		r.addHistory(fmt.Sprintf("%s%s -> refused: needs approval", call.String(), t.quoted()))
+		r.record(outcome{call: &call, target: t, result: "refused: needs approval",
+			note: fmt.Sprintf("was not run: it needs the user's approval (%s) and nobody can give it. Do something else or call task_complete.", reason)})
 		return nil, t, r.failedStep("")
 	}
 	if r.cfg.Approver == nil { // step mode without anyone to ask
@@ -183,8 +183,7 @@ func (r *runner) approve(ctx context.Context, call action.Call, t target) (*acti
 		return &call, t, nil
 	case Skip:
 		r.emit(Event{Type: EvAction, Call: &call, Element: t.elementPtr(), Detail: "skipped by the user"})
-		r.notes = append(r.notes, fmt.Sprintf("The user skipped %s. Do something else.", call.String()))
-		r.addHistory(fmt.Sprintf("%s%s -> skipped by the user", call.String(), t.quoted()))
+		r.record(outcome{call: &call, target: t, result: "skipped by the user", note: "was skipped by the user. Do something else."})
 		return nil, t, nil
 	case Edit:
 		// An Approver may hand back any call: it is coerced like the
@@ -202,7 +201,8 @@ func (r *runner) approve(ctx context.Context, call action.Call, t target) (*acti
 		}
 		if err != nil {
 			r.emit(Event{Type: EvAction, Call: &edited, Element: nt.elementPtr(), Detail: "not run", Error: err.Error()})
-			r.addHistory(fmt.Sprintf("%s -> the user's edit is invalid: %v", edited.String(), err))
+			r.record(outcome{call: &edited, target: nt, result: fmt.Sprintf("the user's edit is invalid: %v", err),
+				note: fmt.Sprintf("(the user's edit of your %s%s) was not run: %v.", call.String(), t.quoted(), err), error: true})
 			return nil, nt, nil
 		}
 		r.warn(fmt.Sprintf("the user changed %s to %s", call.String(), edited.String()))

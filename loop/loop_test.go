@@ -889,3 +889,48 @@ func TestHistoryLinesAreBounded(t *testing.T) {
 		t.Errorf("short line changed: %q", r.history[1])
 	}
 }
+
+// TestOutcomesTellTheModel: every way a call can end is told to the model
+// twice from one place, in the history line and in a note of the next
+// prompt, and both name the element by its label.
+func TestOutcomesTellTheModel(t *testing.T) {
+	open := thinkThen("Settings.", call("open_app", "name", "Settings"))
+	pay := thinkThen("Pay.", call("tap", "index", `{{index "Pay now"}}`))
+	done := thinkThen("Done.", call("task_complete", "summary", "x"))
+	tests := []struct {
+		name     string
+		turns    []string
+		approver Approver
+		history  string // in the third prompt's history
+		note     string // in the third prompt's notes
+	}{
+		{"skipped", []string{open, pay, done}, func(context.Context, ApprovalRequest) (Decision, error) { return Decision{Verdict: Skip}, nil },
+			`tap(index=2) "Pay now" -> skipped by the user`, `tap(index=2) "Pay now" was skipped by the user. Do something else.`},
+		{"refused", []string{open, pay, done}, nil,
+			`tap(index=2) "Pay now" -> refused: needs approval`, `tap(index=2) "Pay now" was not run: it needs the user's approval (label "Pay now" matches the sensitive word "Pay")`},
+		{"edit refused", []string{open, pay, done}, func(context.Context, ApprovalRequest) (Decision, error) {
+			return Decision{Verdict: Edit, Call: action.Call{Name: "tap", Arguments: map[string]any{"index": int64(40)}}}, nil
+		}, `tap(index=40) -> the user's edit is invalid: index 40 is not on the screen`,
+			`Error: tap(index=40) (the user's edit of your tap(index=2) "Pay now") was not run: index 40 is not on the screen`},
+		{"invalid", []string{open, thinkThen("Type.", call("type_text", "text", "", "index", `{{index "Name"}}`)), done}, nil,
+			`type_text(text="", index=4) "Name" -> error: text is empty`, `Error: type_text(text="", index=4) "Name" was not run: text is empty.`},
+		{"unchanged", []string{open, thinkThen("About.", call("tap", "index", `{{index "About phone"}}`)), done}, nil,
+			`tap(index=5) "About phone" -> screen did not change`, `tap(index=5) "About phone" was done, but the screen did not change.`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runTurns(t, nil, tt.turns, func(c *Config) { c.Approver = tt.approver })
+			ps := r.of(EvPrompt)
+			if len(ps) < 3 {
+				t.Fatalf("%d prompts", len(ps))
+			}
+			third := ps[2].Messages[1].Content
+			if !strings.Contains(third, "step 2: "+tt.history) {
+				t.Errorf("history lacks %q:\n%s", tt.history, third)
+			}
+			if !strings.Contains(third, tt.note) {
+				t.Errorf("notes lack %q:\n%s", tt.note, third)
+			}
+		})
+	}
+}
