@@ -18,32 +18,7 @@ func FormatCall(c action.Call, tools []action.Tool) string {
 	if tools == nil {
 		tools = action.Tools
 	}
-	var b strings.Builder
-	b.WriteString(c.Name)
-	b.WriteByte('(')
-	for i, k := range c.OrderedKeys(tools) {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(k)
-		b.WriteByte('=')
-		switch v := c.Arguments[k].(type) {
-		case string:
-			b.WriteString(jsonString(v))
-		case int64:
-			b.WriteString(strconv.FormatInt(v, 10))
-		case float64:
-			b.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
-		default:
-			j, err := json.Marshal(v)
-			if err != nil {
-				j = []byte("null")
-			}
-			b.Write(j)
-		}
-	}
-	b.WriteByte(')')
-	return b.String()
+	return c.Format(tools, jsonString)
 }
 
 // jsonString quotes s as JSON does, without escaping <, > and &, which a
