@@ -317,8 +317,7 @@ func (s *sseStream) addDelta(d wireDelta) {
 		s.pending = append(s.pending, model.Delta{Reasoning: r})
 	}
 	if c != "" && s.split != nil {
-		rs, cs, closed := s.split.Feed(c)
-		s.queueSplit(rs, cs, closed)
+		s.pending = s.split.FeedDeltas(s.pending, c)
 		c = ""
 	}
 	if c != "" {
@@ -352,25 +351,12 @@ func (s *sseStream) addDelta(d wireDelta) {
 	}
 }
 
-func (s *sseStream) queueSplit(r, c string, closed bool) {
-	if r != "" {
-		s.pending = append(s.pending, model.Delta{Reasoning: r})
-	}
-	if closed {
-		s.pending = append(s.pending, model.Delta{ReasoningClosed: true})
-	}
-	if c != "" {
-		s.pending = append(s.pending, model.Delta{Content: c})
-	}
-}
-
 // flushCalls turns accumulated tool calls into a delta. Arguments that are
 // not valid JSON are handed to the loop's parser as content, so its repairs
 // apply and are reported.
 func (s *sseStream) flushCalls() {
 	if s.split != nil {
-		r, c := s.split.Flush()
-		s.queueSplit(r, c, false)
+		s.pending = s.split.FlushDeltas(s.pending)
 		s.split = nil
 	}
 	if len(s.calls) == 0 {

@@ -1,11 +1,16 @@
 // Package reasoning splits a model's streamed output into its reasoning
 // and its answer as the tokens arrive, for backends whose engine or server
 // gives one stream of text: Spark-style output opens the reasoning with
-// <think> and closes it with </think>. The parser (toolparse.ParseTurn)
-// then takes the two parts as they are.
+// <think> and closes it with </think>. FeedDeltas turns each chunk into
+// the model.Delta values a backend streams; the loop's parser
+// (toolparse.ParseTurn) then takes the two parts as they are.
 package reasoning
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/droidgo/droidgo/model"
+)
 
 // The tags around the reasoning.
 const (
@@ -114,4 +119,31 @@ func partialSuffix(s, tag string) int {
 		}
 	}
 	return 0
+}
+
+// FeedDeltas is Feed for a backend's stream: it appends to dst the deltas
+// chunk completes, in order: its reasoning, the delta that marks the close,
+// its answer.
+func (s *Splitter) FeedDeltas(dst []model.Delta, chunk string) []model.Delta {
+	r, c, closedNow := s.Feed(chunk)
+	return appendDeltas(dst, r, c, closedNow)
+}
+
+// FlushDeltas is Flush for a backend's stream.
+func (s *Splitter) FlushDeltas(dst []model.Delta) []model.Delta {
+	r, c := s.Flush()
+	return appendDeltas(dst, r, c, false)
+}
+
+func appendDeltas(dst []model.Delta, r, c string, closed bool) []model.Delta {
+	if r != "" {
+		dst = append(dst, model.Delta{Reasoning: r})
+	}
+	if closed {
+		dst = append(dst, model.Delta{ReasoningClosed: true})
+	}
+	if c != "" {
+		dst = append(dst, model.Delta{Content: c})
+	}
+	return dst
 }

@@ -1,8 +1,11 @@
 package reasoning
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/droidgo/droidgo/model"
 )
 
 func TestSplitter(t *testing.T) {
@@ -91,4 +94,19 @@ func FuzzSplitter(f *testing.F) {
 			t.Fatalf("closedNow %d times, Closed()=%v, whole Closed()=%v", closes, s.Closed(), whole.Closed())
 		}
 	})
+}
+
+// TestDeltas: the deltas a backend streams keep the order of the text:
+// reasoning, the close, the answer, and what Flush still held.
+func TestDeltas(t *testing.T) {
+	s := NewSplitter(true)
+	var ds []model.Delta
+	for _, ch := range []string{"look", " here</th", "ink>ta", "p</thi"} {
+		ds = s.FeedDeltas(ds, ch)
+	}
+	ds = s.FlushDeltas(ds)
+	want := []model.Delta{{Reasoning: "look"}, {Reasoning: " here"}, {ReasoningClosed: true}, {Content: "ta"}, {Content: "p</thi"}}
+	if !reflect.DeepEqual(ds, want) {
+		t.Errorf("deltas %+v, want %+v", ds, want)
+	}
 }

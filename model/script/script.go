@@ -331,13 +331,7 @@ func (s *stream) Next() (model.Delta, error) {
 		}
 		if s.pos >= len(s.tokens) || s.max > 0 && s.generated >= s.max {
 			s.done = true
-			reasoning, content := s.splitter.Flush()
-			if reasoning != "" {
-				s.pending = append(s.pending, model.Delta{Reasoning: reasoning})
-			}
-			if content != "" {
-				s.pending = append(s.pending, model.Delta{Content: content})
-			}
+			s.pending = s.splitter.FlushDeltas(s.pending)
 			continue
 		}
 		if s.start.IsZero() {
@@ -352,19 +346,8 @@ func (s *stream) Next() (model.Delta, error) {
 		s.pos++
 		s.generated++
 		s.decode = s.opts.Now().Sub(s.start)
-		reasoning, content, closedNow := s.splitter.Feed(tok)
-		if closedNow {
-			s.closed = true
-		}
-		if reasoning != "" {
-			s.pending = append(s.pending, model.Delta{Reasoning: reasoning})
-		}
-		if closedNow {
-			s.pending = append(s.pending, model.Delta{ReasoningClosed: true})
-		}
-		if content != "" {
-			s.pending = append(s.pending, model.Delta{Content: content})
-		}
+		s.pending = s.splitter.FeedDeltas(s.pending, tok)
+		s.closed = s.closed || s.splitter.Closed()
 	}
 }
 
