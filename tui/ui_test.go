@@ -294,6 +294,7 @@ func TestApprovalKeys(t *testing.T) {
 		want    *loop.Decision
 		editing bool
 		errSub  string
+		msgSub  string // in the message line after the answer
 	}{
 		{name: "y approves", keys: []string{"y"}, want: &loop.Decision{Verdict: loop.Approve}},
 		{name: "enter approves", keys: []string{"enter"}, want: &loop.Decision{Verdict: loop.Approve}},
@@ -306,6 +307,9 @@ func TestApprovalKeys(t *testing.T) {
 			want: &loop.Decision{Verdict: loop.Edit, Call: action.Call{Name: "press_key", Arguments: map[string]any{"key": "back"}}}},
 		{name: "JSON is accepted", keys: []string{"e", "ctrl+u"}, typed: `{"name":"tap","arguments":{"index":4}}`, enter: true,
 			want: &loop.Decision{Verdict: loop.Edit, Call: action.Call{Name: "tap", Arguments: map[string]any{"index": int64(4)}}}},
+		{name: "what the reader repaired is shown", keys: []string{"e", "ctrl+u"}, typed: "tap(index=1, x=2)", enter: true,
+			want:   &loop.Decision{Verdict: loop.Edit, Call: action.Call{Name: "tap", Arguments: map[string]any{"index": int64(1)}}},
+			msgSub: `edited to tap(index=1) (tap does not take "x"; dropped it`},
 		{name: "an invalid edit stays in edit mode", keys: []string{"e", "ctrl+u"}, typed: "tap(index=", enter: true,
 			editing: true, errSub: "missing )"},
 		{name: "an unknown tool stays in edit mode", keys: []string{"e", "ctrl+u"}, typed: "fly(to=moon)", enter: true,
@@ -350,6 +354,9 @@ func TestApprovalKeys(t *testing.T) {
 			}
 			if tt.errSub != "" && !strings.Contains(m.editErr, tt.errSub) {
 				t.Errorf("edit error %q does not say %q", m.editErr, tt.errSub)
+			}
+			if !strings.Contains(m.message, tt.msgSub) {
+				t.Errorf("message %q does not say %q", m.message, tt.msgSub)
 			}
 			if (got == nil) != (len(m.approvals) == 1) {
 				t.Errorf("%d approvals still shown after answer %v", len(m.approvals), got)

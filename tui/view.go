@@ -584,7 +584,7 @@ func (m *ui) footer() []string {
 		}
 		out = append(out, lines...)
 	default:
-		out = append(out, m.st.status.Render(m.message))
+		out = append(out, m.st.status.Render(clean(m.message)))
 	}
 	m.help.SetWidth(w)
 	out = append(out, strings.Split(m.help.View(m.helpKeys()), "\n")...)
