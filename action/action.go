@@ -6,6 +6,7 @@ package action
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -230,19 +231,25 @@ func (t Tool) Signature() string {
 // String renders the call as NAME(k=v, ...) with keys in the order the
 // action space declares them (unknown keys after, sorted), for logs, the
 // timeline and `droidgo parse`.
-func (c Call) String() string {
+func (c Call) String() string { return c.Format(Tools, strconv.Quote) }
+
+// Format renders the call as NAME(k=v, ...) with keys in the order tools
+// declares them (unknown keys after, sorted), strings written by quote and
+// other values as %v prints them.
+func (c Call) Format(tools []Tool, quote func(string) string) string {
 	var b strings.Builder
 	b.WriteString(c.Name)
 	b.WriteByte('(')
-	for i, k := range c.orderedKeys(Tools) {
+	for i, k := range c.orderedKeys(tools) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		v := c.Arguments[k]
-		if s, ok := v.(string); ok {
-			fmt.Fprintf(&b, "%s=%q", k, s)
+		b.WriteString(k)
+		b.WriteByte('=')
+		if s, ok := c.Arguments[k].(string); ok {
+			b.WriteString(quote(s))
 		} else {
-			fmt.Fprintf(&b, "%s=%v", k, v)
+			fmt.Fprintf(&b, "%v", c.Arguments[k])
 		}
 	}
 	b.WriteByte(')')

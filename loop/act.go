@@ -2,18 +2,14 @@ package loop
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/internal/word"
+	"github.com/droidgo/droidgo/toolparse"
 	"github.com/droidgo/droidgo/uixml"
 )
 
@@ -49,98 +45,29 @@ func (t target) quoted() string {
 	return fmt.Sprintf(" %q", t.el.Label)
 }
 
-// intArg returns an integer argument. Values come coerced as int64, but
-// recordings and backends' own parsers may give float64 or strings.
-func intArg(c action.Call, name string) (int, bool, error) {
-	v, ok := c.Arguments[name]
-	if !ok || v == nil {
-		return 0, false, nil
-	}
-	switch x := v.(type) {
-	case int:
-		return x, true, nil
-	case int64:
-		return int(x), true, nil
-	case float64:
-		if x != math.Trunc(x) || math.Abs(x) > 1e9 {
-			return 0, true, fmt.Errorf("%s must be a whole number, not %v", name, x)
-		}
-		return int(x), true, nil
-	case json.Number:
-		n, err := strconv.Atoi(string(x))
-		if err != nil {
-			return 0, true, fmt.Errorf("%s must be a whole number, not %q", name, x)
-		}
-		return n, true, nil
-	case string:
-		n, err := strconv.Atoi(strings.TrimSpace(x))
-		if err != nil {
-			return 0, true, fmt.Errorf("%s must be a whole number, not %q", name, x)
-		}
-		return n, true, nil
-	}
-	return 0, true, fmt.Errorf("%s must be a whole number, not %v", name, v)
-}
-
-func numArg(c action.Call, name string) (float64, bool, error) {
-	v, ok := c.Arguments[name]
-	if !ok || v == nil {
-		return 0, false, nil
-	}
-	switch x := v.(type) {
-	case int:
-		return float64(x), true, nil
-	case int64:
-		return float64(x), true, nil
-	case float64:
-		return x, true, nil
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		if err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
-			return f, true, nil
-		}
-	}
-	return 0, true, fmt.Errorf("%s must be a number, not %v", name, v)
-}
-
+// strArg returns a string argument of a checked call ("" when absent).
 func strArg(c action.Call, name string) string {
-	switch x := c.Arguments[name].(type) {
-	case string:
-		return x
-	case nil:
-		return ""
-	default:
-		return fmt.Sprint(x)
-	}
+	s, _ := c.Arguments[name].(string)
+	return s
 }
 
-// validate checks call against the current screen before anything runs.
+// validate checks call before anything runs. The schema (tool, required
+// arguments, types, allowed values, bounds) is action.Validate's, for a
+// call coerced by toolparse.Coerce as every call reaching the loop is;
+// the loop adds only what needs the screen or the device: the element
+// exists, the app is installed, and there is something to type or open.
 func (r *runner) validate(ctx context.Context, call action.Call) (target, error) {
-	if _, ok := action.Lookup(r.cfg.Tools, call.Name); !ok {
-		return noTarget, fmt.Errorf("unknown tool %q; the tools are %s", call.Name, strings.Join(action.Names(r.cfg.Tools), ", "))
+	if err := action.Validate(call, r.cfg.Tools); err != nil {
+		return noTarget, err
 	}
 	t, err := r.elementArg(call)
 	if err != nil {
 		return t, err
 	}
 	switch call.Name {
-	case action.Tap, action.LongPress:
-		if t.index < 0 {
-			return t, errors.New("index is required")
-		}
 	case action.TypeText:
 		if strArg(call, "text") == "" {
 			return t, errors.New("text is empty")
-		}
-	case action.Swipe:
-		dir := strArg(call, "direction")
-		if !slices.Contains(action.Directions, dir) {
-			return t, fmt.Errorf("direction %q is not one of %s", dir, strings.Join(action.Directions, ", "))
-		}
-	case action.PressKey:
-		key := strArg(call, "key")
-		if _, ok := action.Keys[key]; !ok {
-			return t, fmt.Errorf("key %q is not known; keys are %s", key, strings.Join(action.KeyNames(), ", "))
 		}
 	case action.OpenApp:
 		name := strings.TrimSpace(strArg(call, "name"))
@@ -152,27 +79,17 @@ func (r *runner) validate(ctx context.Context, call action.Call) (target, error)
 				return t, fmt.Errorf("no app %q on this phone", name)
 			}
 		}
-	case action.Wait:
-		s, ok, err := numArg(call, "seconds")
-		if err != nil {
-			return t, err
-		}
-		if ok && (s < 0 || s > 30) {
-			return t, fmt.Errorf("seconds must be between 0 and 30, not %v", s)
-		}
 	}
 	return t, nil
 }
 
 // elementArg resolves the call's index argument against the screen.
 func (r *runner) elementArg(call action.Call) (target, error) {
-	idx, ok, err := intArg(call, "index")
-	if err != nil {
-		return noTarget, err
-	}
+	i, ok := call.Arguments["index"].(int64)
 	if !ok {
 		return noTarget, nil
 	}
+	idx := int(i)
 	if r.screen == nil {
 		return noTarget, fmt.Errorf("index %d cannot be used: the screen could not be read", idx)
 	}
@@ -222,35 +139,13 @@ func (r *runner) sensitive(call action.Call, t target) string {
 // matchWord returns the first word of words found in label as a whole
 // word, ignoring case.
 func matchWord(words []string, label string) string {
-	lower := strings.ToLower(label)
 	for _, w := range words {
-		if w != "" && hasWord(lower, strings.ToLower(w)) {
+		if word.In(label, w) {
 			return w
 		}
 	}
 	return ""
 }
-
-// hasWord reports whether w occurs in s with no letter or digit right
-// before or after it.
-func hasWord(s, w string) bool {
-	for off := 0; off <= len(s); {
-		i := strings.Index(s[off:], w)
-		if i < 0 {
-			return false
-		}
-		start, end := off+i, off+i+len(w)
-		before, _ := utf8.DecodeLastRuneInString(s[:start])
-		after, _ := utf8.DecodeRuneInString(s[end:])
-		if (start == 0 || !isWordRune(before)) && (end == len(s) || !isWordRune(after)) {
-			return true
-		}
-		off = start + 1
-	}
-	return false
-}
-
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // approve applies step mode and the sensitive-action policy. A nil call
 // with a nil error means the call was not run and the step is over.
@@ -262,8 +157,8 @@ func (r *runner) approve(ctx context.Context, call action.Call, t target) (*acti
 	}
 	if reason != "" && r.cfg.Approver == nil {
 		r.emit(Event{Type: EvAction, Call: &call, Element: t.elementPtr(), Detail: "not run", Error: "needs approval: " + reason})
-		r.notes = append(r.notes, fmt.Sprintf("%s was not run: it needs the user's approval (%s) and nobody can give it. Do something else or call task_complete.", call.String(), reason))
-		r.addHistory(fmt.Sprintf("%s%s -> refused: needs approval", call.String(), t.quoted()))
+		r.record(outcome{call: &call, target: t, result: "refused: needs approval",
+			note: fmt.Sprintf("was not run: it needs the user's approval (%s) and nobody can give it. Do something else or call task_complete.", reason)})
 		return nil, t, r.failedStep("")
 	}
 	if r.cfg.Approver == nil { // step mode without anyone to ask
@@ -288,18 +183,26 @@ func (r *runner) approve(ctx context.Context, call action.Call, t target) (*acti
 		return &call, t, nil
 	case Skip:
 		r.emit(Event{Type: EvAction, Call: &call, Element: t.elementPtr(), Detail: "skipped by the user"})
-		r.notes = append(r.notes, fmt.Sprintf("The user skipped %s. Do something else.", call.String()))
-		r.addHistory(fmt.Sprintf("%s%s -> skipped by the user", call.String(), t.quoted()))
+		r.record(outcome{call: &call, target: t, result: "skipped by the user", note: "was skipped by the user. Do something else."})
 		return nil, t, nil
 	case Edit:
-		edited := d.Call
+		// An Approver may hand back any call: it is coerced like the
+		// model's before the same checks.
+		edited, _, err := toolparse.Coerce(d.Call, r.cfg.Tools)
+		if err != nil {
+			edited = d.Call
+		}
 		if edited.Arguments == nil {
 			edited.Arguments = map[string]any{}
 		}
-		nt, err := r.validate(ctx, edited)
+		nt := noTarget
+		if err == nil {
+			nt, err = r.validate(ctx, edited)
+		}
 		if err != nil {
 			r.emit(Event{Type: EvAction, Call: &edited, Element: nt.elementPtr(), Detail: "not run", Error: err.Error()})
-			r.addHistory(fmt.Sprintf("%s -> the user's edit is invalid: %v", edited.String(), err))
+			r.record(outcome{call: &edited, target: nt, result: fmt.Sprintf("the user's edit is invalid: %v", err),
+				note: fmt.Sprintf("(the user's edit of your %s%s) was not run: %v.", call.String(), t.quoted(), err), error: true})
 			return nil, nt, nil
 		}
 		r.warn(fmt.Sprintf("the user changed %s to %s", call.String(), edited.String()))
@@ -345,7 +248,7 @@ func (r *runner) execute(ctx context.Context, call action.Call, t target) (detai
 		name := strings.TrimSpace(strArg(call, "name"))
 		return "open " + name, dev.OpenApp(ctx, name)
 	case action.Wait:
-		s, _, _ := numArg(call, "seconds")
+		s, _ := call.Arguments["seconds"].(float64)
 		d := time.Duration(s * float64(time.Second))
 		return fmt.Sprintf("wait %v", d), r.cfg.Sleep(ctx, d)
 	}

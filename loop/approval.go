@@ -20,7 +20,7 @@ const (
 // Decision is the answer of an Approver.
 type Decision struct {
 	Verdict Verdict
-	Call    action.Call // the edited call, for Edit
+	Call    action.Call // the edited call, for Edit; coerced (toolparse.Coerce) and checked like the model's
 }
 
 // ApprovalRequest describes a call waiting for the user.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/internal/clock"
 	"github.com/droidgo/droidgo/model"
 )
 
@@ -30,6 +31,19 @@ const (
 // DefaultSensitive is the default list of labels whose elements always wait
 // for approval before they are tapped.
 var DefaultSensitive = []string{"Pay", "Buy", "Send", "Delete"}
+
+// Stage names a point where Config.Hold may hold a run.
+type Stage string
+
+// Hold points.
+const (
+	// HoldTurn comes before the model is asked: before each step's
+	// step_started event, and before a corrective turn.
+	HoldTurn Stage = "turn"
+	// HoldAction comes after the tool_call event of a usable call,
+	// before the call is checked, approved and run.
+	HoldAction Stage = "action"
+)
 
 // Config is everything one run needs.
 type Config struct {
@@ -78,8 +92,15 @@ type Config struct {
 	Verify func(ctx context.Context) error
 
 	// OnEvent receives every event, synchronously and in order. It must be
-	// quick: consumers that draw should queue and coalesce.
+	// quick and never wait for the user: consumers that draw should queue
+	// and coalesce, and a UI that pauses the run does it in Hold.
 	OnEvent func(Event)
+	// Hold, when set, is called at each point where the run may be held:
+	// before each turn of the model (HoldTurn) and before each call the
+	// model decided on is checked, approved and run (HoldAction). It
+	// returns at once unless the user paused the run, and then when they
+	// resume; an error (ctx's, when ctx ends while held) ends the run.
+	Hold func(ctx context.Context, stage Stage) error
 
 	// PollInterval is the pause between the dumps that check the screen
 	// has settled and between dump retries; 0 means DefaultPollInterval.
@@ -148,24 +169,12 @@ func (c *Config) setDefaults() {
 		c.Now = time.Now
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleep
+		c.Sleep = clock.Sleep
 	}
 	if c.OnEvent == nil {
 		c.OnEvent = func(Event) {}
 	}
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+	if c.Hold == nil {
+		c.Hold = func(context.Context, Stage) error { return nil }
 	}
 }

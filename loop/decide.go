@@ -25,7 +25,8 @@ type turn struct {
 	retryNoThink bool
 }
 
-// raw reconstructs the model's output text as the parser expects it.
+// raw writes the turn out as the model's output text, for ParseInfo.Raw
+// (recordings and `droidgo parse` read it back whole).
 func (t turn) raw(think bool) string {
 	if !think {
 		return t.content
@@ -51,6 +52,9 @@ func (r *runner) decide(ctx context.Context) (*action.Call, error) {
 		return call, err
 	}
 	r.warn("no usable tool call in the answer; asking once more")
+	if err := r.cfg.Hold(ctx, HoldTurn); err != nil {
+		return nil, err
+	}
 	// The failed answer goes back without its reasoning: the template
 	// drops past reasoning anyway, and the prompt stays short.
 	answer = strings.TrimSpace(answer)
@@ -146,7 +150,17 @@ func (r *runner) ask(ctx context.Context, msgs []model.Message) (call *action.Ca
 			calls = append(calls, fixed)
 		}
 	} else {
-		res := toolparse.Parse(raw, toolparse.Options{InThinking: think, Tools: r.cfg.Tools})
+		opts := toolparse.Options{Tools: r.cfg.Tools}
+		var res toolparse.Result
+		if think {
+			// The backend split the reasoning from the answer as they
+			// streamed; they are parsed as the parts they are.
+			res = toolparse.ParseTurn(t.reasoning, t.content, t.closed, opts)
+		} else {
+			// With thinking off the answer is the whole output, which
+			// the backend did not split.
+			res = toolparse.Parse(t.content, opts)
+		}
 		calls = res.Calls
 		info.Format = string(res.Format)
 		info.Recoveries = res.Recoveries

@@ -130,15 +130,22 @@ func (r *runner) endWith(ctx context.Context, err error) Result {
 
 // oneStep runs step r.step. done reports that the run is over with res.
 func (r *runner) oneStep(ctx context.Context) (done bool, res Result, err error) {
+	if err := r.cfg.Hold(ctx, HoldTurn); err != nil {
+		return false, Result{}, err
+	}
 	r.emit(Event{Type: EvStepStarted, Screen: r.screenInfo(ctx)})
 
 	call, err := r.decide(ctx)
 	if err != nil {
 		return false, Result{}, err
 	}
+	if call != nil {
+		if err := r.cfg.Hold(ctx, HoldAction); err != nil {
+			return false, Result{}, err
+		}
+	}
 	if call == nil {
-		r.addHistory("no usable tool call")
-		r.notes = append(r.notes, "Your last answer had no usable tool call. Answer with exactly one tool call.")
+		r.record(outcome{result: "no usable tool call", note: "Your last answer had no usable tool call. Answer with exactly one tool call."})
 		return false, Result{}, r.failedStep("the model gave no usable tool call")
 	}
 
@@ -149,8 +156,7 @@ func (r *runner) oneStep(ctx context.Context) (done bool, res Result, err error)
 	target, verr := r.validate(ctx, *call)
 	if verr != nil {
 		r.emit(Event{Type: EvAction, Call: call, Element: target.elementPtr(), Detail: "not run", Error: verr.Error()})
-		r.notes = append(r.notes, fmt.Sprintf("Error: %s was not run: %v.", call.String(), verr))
-		r.addHistory(fmt.Sprintf("%s -> error: %v", call.String(), verr))
+		r.record(outcome{call: call, target: target, result: fmt.Sprintf("error: %v", verr), note: fmt.Sprintf("was not run: %v.", verr), error: true})
 		return false, Result{}, r.failedStep("")
 	}
 
@@ -204,8 +210,7 @@ func (r *runner) act(ctx context.Context, call action.Call, target target) error
 		if ctx.Err() != nil || errors.Is(aerr, device.ErrNoDevice) {
 			return fmt.Errorf("%s: %w", call.Name, aerr)
 		}
-		r.notes = append(r.notes, fmt.Sprintf("Error: %s failed: %v.", call.String(), aerr))
-		r.addHistory(fmt.Sprintf("%s%s -> failed: %v", call.String(), target.quoted(), aerr))
+		r.record(outcome{call: &call, target: target, result: fmt.Sprintf("failed: %v", aerr), note: fmt.Sprintf("failed: %v.", aerr), error: true})
 		return r.failedStep("actions keep failing: " + aerr.Error())
 	}
 	r.failed = 0
@@ -214,7 +219,8 @@ func (r *runner) act(ctx context.Context, call action.Call, target target) error
 		return err
 	}
 	if r.screen == nil {
-		r.addHistory(fmt.Sprintf("%s%s -> the screen could not be read", call.String(), target.quoted()))
+		// observe's note says why and what the model may do.
+		r.record(outcome{call: &call, target: target, result: "the screen could not be read"})
 		return nil
 	}
 	changed := before == nil || before.Fingerprint() != r.screen.Fingerprint()
@@ -225,21 +231,21 @@ func (r *runner) act(ctx context.Context, call action.Call, target target) error
 		}
 	}
 	r.emit(Event{Type: EvScreenChange, Changed: &changed, Detail: strings.Join(flips, ", ")})
-	effect := "screen changed"
+	o := outcome{call: &call, target: target, result: "screen changed"}
 	if !changed {
-		effect = "screen did not change"
-		r.notes = append(r.notes, fmt.Sprintf("%s%s was done, but the screen did not change.", call.String(), target.quoted()))
+		o.result = "screen did not change"
+		o.note = "was done, but the screen did not change."
 	}
 	for _, f := range flips {
-		effect += ", " + f
+		o.result += ", " + f
 	}
+	r.record(o)
 
 	warning, stopReason := r.prog.check(r.step, before, r.screen, call, target)
 	if warning != "" {
 		r.warn(warning)
 		r.notes = append(r.notes, "Warning: "+warning)
 	}
-	r.addHistory(fmt.Sprintf("%s%s -> %s", call.String(), target.quoted(), effect))
 	if stopReason != "" {
 		return stop("%s", stopReason)
 	}
@@ -256,6 +262,43 @@ func onOff(on bool) string {
 // maxHistoryLine bounds one history line: a model that typed a page of
 // garbage must not make every later prompt a page longer.
 const maxHistoryLine = 240
+
+// outcome is what became of one step. record tells it in one place to
+// both of the model's readers: a line of the history every later prompt
+// shows, and, when the model needs more than that line, a note in the
+// next prompt. Both name the call and its element's label.
+type outcome struct {
+	call   *action.Call // nil when the model gave no usable call
+	target target
+	result string // the history line's end: "screen changed", "error: ..."
+	// note is what the next prompt says after naming the call ("was not
+	// run: ..."), or the whole note when there is no call; "" when the
+	// history line says it all.
+	note  string
+	error bool // the note reports an error
+}
+
+func (r *runner) record(o outcome) {
+	subject := ""
+	if o.call != nil {
+		subject = o.call.String() + o.target.quoted()
+	}
+	line, note := o.result, o.note
+	if subject != "" {
+		line = subject + " -> " + line
+		if note != "" {
+			note = subject + " " + note
+		}
+	}
+	r.addHistory(line)
+	if note == "" {
+		return
+	}
+	if o.error {
+		note = "Error: " + note
+	}
+	r.notes = append(r.notes, note)
+}
 
 func (r *runner) addHistory(line string) {
 	if rs := []rune(line); len(rs) > maxHistoryLine {

@@ -669,6 +669,50 @@ func TestApproverEditAndAbort(t *testing.T) {
 	}
 }
 
+// TestApproverEditIsChecked: an edited call goes through the same schema
+// check as the model's (toolparse.Coerce, then action.Validate), so an
+// Approver may hand back loosely typed values, and a call outside the
+// schema is not run.
+func TestApproverEditIsChecked(t *testing.T) {
+	turns := []string{
+		thinkThen("Settings.", call("open_app", "name", "Settings")),
+		thinkThen("Pay.", call("tap", "index", `{{index "Pay now"}}`)),
+		thinkThen("Done.", call("task_complete", "summary", "x")),
+	}
+	tests := []struct {
+		name    string
+		edit    action.Call
+		screen  string // the phone's screen at the end
+		wantErr string // in the refused edit's action event
+	}{
+		{"an int and a name in another case are coerced", action.Call{Name: "Tap", Arguments: map[string]any{"index": 0}}, "internet", ""},
+		{"a number as a string is coerced", action.Call{Name: "tap", Arguments: map[string]any{"index": "0"}}, "internet", ""},
+		{"a wait over the schema's bound is refused", action.Call{Name: "wait", Arguments: map[string]any{"seconds": 99}}, "settings", "seconds 99 is out of range; it must be between 0 and 30"},
+		{"a key outside the enum is refused", action.Call{Name: "press_key", Arguments: map[string]any{"key": "teleport"}}, "settings", `key "teleport" is not valid`},
+		{"an unknown tool is refused", action.Call{Name: "fly"}, "settings", `unknown tool "fly"`},
+		{"an index not on the screen is refused", action.Call{Name: "tap", Arguments: map[string]any{"index": int64(40)}}, "settings", "index 40 is not on the screen"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runTurns(t, nil, turns, func(c *Config) {
+				c.Approver = func(ctx context.Context, req ApprovalRequest) (Decision, error) {
+					return Decision{Verdict: Edit, Call: tt.edit}, nil
+				}
+			})
+			if got := r.phone.screen(); got != tt.screen {
+				t.Errorf("screen = %s, want %s", got, tt.screen)
+			}
+			errs := ""
+			for _, e := range r.of(EvAction) {
+				errs += e.Error + "\n"
+			}
+			if tt.wantErr == "" && strings.TrimSpace(errs) != "" || !strings.Contains(errs, tt.wantErr) {
+				t.Errorf("action errors %q, want %q", errs, tt.wantErr)
+			}
+		})
+	}
+}
+
 func TestStepBudget(t *testing.T) {
 	turns := []string{
 		thinkThen("a", call("open_app", "name", "Settings")),
@@ -843,5 +887,50 @@ func TestHistoryLinesAreBounded(t *testing.T) {
 	}
 	if r.history[1] != `step 3: tap(index=2) "Wi-Fi" -> screen changed` {
 		t.Errorf("short line changed: %q", r.history[1])
+	}
+}
+
+// TestOutcomesTellTheModel: every way a call can end is told to the model
+// twice from one place, in the history line and in a note of the next
+// prompt, and both name the element by its label.
+func TestOutcomesTellTheModel(t *testing.T) {
+	open := thinkThen("Settings.", call("open_app", "name", "Settings"))
+	pay := thinkThen("Pay.", call("tap", "index", `{{index "Pay now"}}`))
+	done := thinkThen("Done.", call("task_complete", "summary", "x"))
+	tests := []struct {
+		name     string
+		turns    []string
+		approver Approver
+		history  string // in the third prompt's history
+		note     string // in the third prompt's notes
+	}{
+		{"skipped", []string{open, pay, done}, func(context.Context, ApprovalRequest) (Decision, error) { return Decision{Verdict: Skip}, nil },
+			`tap(index=2) "Pay now" -> skipped by the user`, `tap(index=2) "Pay now" was skipped by the user. Do something else.`},
+		{"refused", []string{open, pay, done}, nil,
+			`tap(index=2) "Pay now" -> refused: needs approval`, `tap(index=2) "Pay now" was not run: it needs the user's approval (label "Pay now" matches the sensitive word "Pay")`},
+		{"edit refused", []string{open, pay, done}, func(context.Context, ApprovalRequest) (Decision, error) {
+			return Decision{Verdict: Edit, Call: action.Call{Name: "tap", Arguments: map[string]any{"index": int64(40)}}}, nil
+		}, `tap(index=40) -> the user's edit is invalid: index 40 is not on the screen`,
+			`Error: tap(index=40) (the user's edit of your tap(index=2) "Pay now") was not run: index 40 is not on the screen`},
+		{"invalid", []string{open, thinkThen("Type.", call("type_text", "text", "", "index", `{{index "Name"}}`)), done}, nil,
+			`type_text(text="", index=4) "Name" -> error: text is empty`, `Error: type_text(text="", index=4) "Name" was not run: text is empty.`},
+		{"unchanged", []string{open, thinkThen("About.", call("tap", "index", `{{index "About phone"}}`)), done}, nil,
+			`tap(index=5) "About phone" -> screen did not change`, `tap(index=5) "About phone" was done, but the screen did not change.`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runTurns(t, nil, tt.turns, func(c *Config) { c.Approver = tt.approver })
+			ps := r.of(EvPrompt)
+			if len(ps) < 3 {
+				t.Fatalf("%d prompts", len(ps))
+			}
+			third := ps[2].Messages[1].Content
+			if !strings.Contains(third, "step 2: "+tt.history) {
+				t.Errorf("history lacks %q:\n%s", tt.history, third)
+			}
+			if !strings.Contains(third, tt.note) {
+				t.Errorf("notes lack %q:\n%s", tt.note, third)
+			}
+		})
 	}
 }

@@ -20,10 +20,6 @@ Rules:
 - Check the screen after each action. Do not undo what you did (never switch off a setting you switched on).
 - When the screen shows the task is done, call task_complete with a short summary.`
 
-// ScreenHeader starts the element list in the user message. model/script
-// looks for it to resolve element placeholders.
-const ScreenHeader = "Current screen"
-
 // messages builds the conversation for one step.
 func (r *runner) messages() []model.Message {
 	var b strings.Builder
@@ -50,9 +46,9 @@ func (r *runner) messages() []model.Message {
 	}
 	b.WriteByte('\n')
 	if r.screen == nil {
-		fmt.Fprintf(&b, "%s: unreadable (%v).\n", ScreenHeader, r.dumpErr)
+		fmt.Fprintf(&b, "%s: unreadable (%v).\n", model.ScreenHeader, r.dumpErr)
 	} else {
-		fmt.Fprintf(&b, "%s:\n", ScreenHeader)
+		fmt.Fprintf(&b, "%s:\n", model.ScreenHeader)
 		b.WriteString(strings.TrimRight(r.screen.Prompt(), "\n"))
 		b.WriteByte('\n')
 	}

@@ -37,6 +37,11 @@ type Sampling struct {
 	Seed uint64  `json:"seed"`
 }
 
+// ScreenHeader starts the line of a user message after which the loop lists
+// the screen's elements. It is defined here, below both, because the loop
+// writes it and a backend that reads the screen (model/script) looks for it.
+const ScreenHeader = "Current screen"
+
 // ChatRequest is one assistant turn to generate.
 type ChatRequest struct {
 	Messages []Message

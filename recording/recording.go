@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/droidgo/droidgo/internal/clock"
 	"github.com/droidgo/droidgo/loop"
 )
 
@@ -238,18 +239,22 @@ type ReplayOptions struct {
 	// Now and Sleep replace the clock in tests.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Hold, when set, is called where the recorded run passed its hold
+	// points (loop.Config.Hold): before each step_started event, and after
+	// each tool_call event. A UI pauses the replay there.
+	Hold func(ctx context.Context, stage loop.Stage) error
 }
 
 // Replay emits the recording's events in order, pausing between them as
 // the run did (scaled by Speed). Event times are moved to the replay's
 // clock so displays show live elapsed times. It returns ctx.Err() when
-// cancelled and nil after the last event.
+// cancelled (also while held) and nil after the last event.
 func Replay(ctx context.Context, rec *Recording, opts ReplayOptions, emit func(loop.Event)) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = clock.Sleep
 	}
 	if opts.MaxPause <= 0 {
 		opts.MaxPause = 5 * time.Second
@@ -270,21 +275,23 @@ func Replay(ctx context.Context, rec *Recording, opts ReplayOptions, emit func(l
 			}
 		}
 		ev.Time = start.Add(offset)
+		if ev.Type == loop.EvStepStarted && opts.Hold != nil {
+			if err := opts.Hold(ctx, loop.HoldTurn); err != nil {
+				return err
+			}
+		}
 		emit(ev)
+		if ev.Type == loop.EvToolCall && opts.Hold != nil {
+			// After a call, the run went on to act; after none, to
+			// another turn.
+			stage := loop.HoldAction
+			if ev.Call == nil {
+				stage = loop.HoldTurn
+			}
+			if err := opts.Hold(ctx, stage); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

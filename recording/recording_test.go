@@ -175,6 +175,39 @@ func TestReplayCancel(t *testing.T) {
 	}
 }
 
+// TestReplayHolds: a replay passes the recorded run's hold points, so a
+// UI pauses it where it would pause the live run; a hold that ends with
+// the context ends the replay.
+func TestReplayHolds(t *testing.T) {
+	var seq []string
+	err := Replay(context.Background(), &Recording{Events: sampleEvents()}, ReplayOptions{
+		Hold: func(ctx context.Context, stage loop.Stage) error {
+			seq = append(seq, "HOLD "+string(stage))
+			return nil
+		},
+	}, func(ev loop.Event) { seq = append(seq, string(ev.Type)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "run_started|HOLD turn|step_started|thinking|thinking|tool_call|HOLD action|action|screen_change|finished"
+	if got := strings.Join(seq, "|"); got != want {
+		t.Errorf("sequence\n got %s\nwant %s", got, want)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	err = Replay(ctx, &Recording{Events: sampleEvents()}, ReplayOptions{
+		Hold: func(ctx context.Context, stage loop.Stage) error {
+			cancel() // the user quits while paused
+			<-ctx.Done()
+			return ctx.Err()
+		},
+	}, func(loop.Event) { n++ })
+	if !errors.Is(err, context.Canceled) || n != 1 {
+		t.Errorf("err = %v after %d events, want cancelled after run_started", err, n)
+	}
+}
+
 func FuzzRead(f *testing.F) {
 	var buf bytes.Buffer
 	w, _ := NewWriter(&buf, Header{Scripted: true})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/internal/clock"
 	"github.com/droidgo/droidgo/internal/editdist"
 )
 
@@ -125,14 +126,7 @@ func (p *Phone) wait(ctx context.Context) error {
 	if d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return clock.Sleep(ctx, d)
 }
 
 // SetDelay makes every Device call take d before it answers.

@@ -23,15 +23,19 @@ func ExampleParse() {
 	// - tap: index was the string "1"; used the integer 1
 }
 
-func ExampleSplitter() {
-	s := toolparse.NewSplitter(true)
-	for _, chunk := range []string{"The switch is 4.</th", "ink>\n<tool_call>tap"} {
-		reasoning, content, closed := s.Feed(chunk)
-		fmt.Printf("%q %q %v\n", reasoning, content, closed)
+func ExampleParseTurn() {
+	// A backend split the stream already (model/reasoning); the model
+	// imagined the user's reply while thinking, then answered.
+	r := toolparse.ParseTurn("The list ends here.<|User|>scroll!", `<tool_call>swipe<arg_key>direction</arg_key><arg_value>up</arg_value></tool_call>`, true, toolparse.Options{})
+	fmt.Println(r.Reasoning)
+	fmt.Println(r.Calls[0], r.Format)
+	for _, s := range r.Recoveries {
+		fmt.Println("-", s)
 	}
 	// Output:
-	// "The switch is 4." "" false
-	// "" "\n<tool_call>tap" true
+	// The list ends here.
+	// swipe(direction="up") native
+	// - ignored the reasoning from a user turn the model wrote itself on, up to </think>
 }
 
 func ExampleCoerce() {

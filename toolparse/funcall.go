@@ -12,6 +12,20 @@ import (
 // swipe("up"), type_text(text="hi", index=2)). The name need not be a known
 // tool; callers decide.
 func readFuncCall(text string, start int, tools []action.Tool) (candidate, bool) {
+	fc, ok := scanFuncCall(text, start)
+	return fc.c, ok
+}
+
+// funcCall is a call read by scanFuncCall, with what ReadCall needs to
+// refuse repaired syntax.
+type funcCall struct {
+	c      candidate
+	closed bool        // the ')' was there
+	rep    jsonRepairs // what the value reader repaired
+	dup    string      // an argument given twice (the last value is kept)
+}
+
+func scanFuncCall(text string, start int) (funcCall, bool) {
 	j := start
 	for j < len(text) && isIdentChar(text[j]) {
 		j++
@@ -22,12 +36,13 @@ func readFuncCall(text string, start int, tools []action.Tool) (candidate, bool)
 		k++
 	}
 	if name == "" || k >= len(text) || text[k] != '(' {
-		return candidate{}, false
+		return funcCall{}, false
 	}
 	r := &jsonReader{s: text, pos: k + 1, bareStop: ",)\n\r"}
 	c := candidate{name: name, format: FormatBracket, start: start, args: map[string]any{}}
 	npos := 0
 	closed := false
+	dup := ""
 	for {
 		r.ws()
 		if r.eof() {
@@ -72,6 +87,9 @@ func readFuncCall(text string, start int, tools []action.Tool) (candidate, bool)
 			key = strings.Repeat("\x00", npos)
 			npos++
 		}
+		if _, seen := c.args[key]; seen && dup == "" {
+			dup = key
+		}
 		c.args[key] = v
 		r.ws()
 		if !r.eof() && text[r.pos] != ',' && text[r.pos] != ')' {
@@ -88,7 +106,7 @@ func readFuncCall(text string, start int, tools []action.Tool) (candidate, bool)
 		c.notes = append(c.notes, fmt.Sprintf("the function call %s( was not closed with ')'; took the arguments up to where it stopped", name))
 	}
 	c.notes = append(c.notes, r.rep.notes()...)
-	return c, true
+	return funcCall{c: c, closed: closed, rep: r.rep, dup: dup}, true
 }
 
 // findFuncCalls finds NAME(...) where NAME is a tool of tools (in any

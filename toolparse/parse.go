@@ -9,35 +9,44 @@ import (
 	"github.com/droidgo/droidgo/action"
 )
 
-// Markers after which the output is not the model's answer any more: the
-// end-of-sentence token, or the model writing the next turn itself.
-var endMarkers = []struct{ tag, why string }{
-	{"<｜end▁of▁sentence｜>", "the end-of-sentence token"},
-	{"<|end_of_sentence|>", "the end-of-sentence token"},
-	{"<|end▁of▁sentence|>", "the end-of-sentence token"},
-	{"<|im_end|>", "an end-of-turn token"},
-	{"<|endoftext|>", "an end-of-text token"},
-	{"<|eot_id|>", "an end-of-turn token"},
-	{"<end_of_turn>", "an end-of-turn token"},
-	{"<start_function_response>", "a function response the model wrote itself"},
-	{"<|eom_id|>", "an end-of-message token"},
-	{"<tool_response>", "a <tool_response> the model wrote itself"},
-	{"<|Tool|>", "a tool turn the model wrote itself"},
-	{"<|User|>", "a user turn the model wrote itself"},
-	{"<|System|>", "a system turn the model wrote itself"},
+// endMarkerInfo is a marker after which the output is not the model's
+// answer any more; turn says it opens a turn the model wrote itself rather
+// than ending the output.
+type endMarkerInfo struct {
+	tag, why string
+	turn     bool
+}
+
+// endMarkers are the markers of the templates droidgo meets: end tokens,
+// and the tags that open the next turn.
+var endMarkers = []endMarkerInfo{
+	{"<｜end▁of▁sentence｜>", "the end-of-sentence token", false},
+	{"<|end_of_sentence|>", "the end-of-sentence token", false},
+	{"<|end▁of▁sentence|>", "the end-of-sentence token", false},
+	{"<|im_end|>", "an end-of-turn token", false},
+	{"<|endoftext|>", "an end-of-text token", false},
+	{"<|eot_id|>", "an end-of-turn token", false},
+	{"<end_of_turn>", "an end-of-turn token", false},
+	{"<start_function_response>", "a function response the model wrote itself", true},
+	{"<|eom_id|>", "an end-of-message token", false},
+	{"<tool_response>", "a <tool_response> the model wrote itself", true},
+	{"<|Tool|>", "a tool turn the model wrote itself", true},
+	{"<|User|>", "a user turn the model wrote itself", true},
+	{"<|System|>", "a system turn the model wrote itself", true},
 	// GLM-4.5-style templates (whose <tool_call>/<arg_key> form Spark
 	// shares) name their turns in lower case and give tool results an
 	// <|observation|> turn.
-	{"<|observation|>", "a tool-result turn the model wrote itself"},
-	{"<|user|>", "a user turn the model wrote itself"},
-	{"<|assistant|>", "a new assistant turn the model began itself"},
-	{"<|system|>", "a system turn the model wrote itself"},
-	{"<｜start▁of▁sentence｜>", "a new turn the model began itself"},
+	{"<|observation|>", "a tool-result turn the model wrote itself", true},
+	{"<|user|>", "a user turn the model wrote itself", true},
+	{"<|assistant|>", "a new assistant turn the model began itself", true},
+	{"<|system|>", "a system turn the model wrote itself", true},
+	{"<｜start▁of▁sentence｜>", "a new turn the model began itself", true},
 }
 
 const (
 	tagThink    = "<think>"
 	tagThinkEnd = "</think>"
+	spaces      = " \t\r\n"
 )
 
 // Parse recovers the reasoning, the answer and the tool calls from one
@@ -46,16 +55,39 @@ const (
 // Coerce; an invalid call is reported in Errors with the valid choices.
 // Slices in the result are never nil.
 func Parse(text string, opts Options) Result {
-	tools := opts.Tools
+	res := newResult()
+	text = stripHeader(text, &res)
+	reasoning, content, closed := splitTurn(text, opts.InThinking, &res)
+	return parseParts(reasoning, content, closed, opts.Tools, res)
+}
+
+// ParseTurn is Parse for an output a backend has already split into its
+// reasoning and its answer as it streamed (closed: the reasoning ended;
+// an answer implies it). The parts are taken as they are, with no tags
+// looked for between them; Options.InThinking is not used. An end token
+// or a turn the model wrote itself inside the reasoning ends the
+// reasoning, and the answer still counts.
+func ParseTurn(reasoning, answer string, closed bool, opts Options) Result {
+	res := newResult()
+	if strings.TrimSpace(reasoning) != "" {
+		reasoning = stripHeader(reasoning, &res)
+	} else {
+		answer = stripHeader(answer, &res)
+	}
+	closed = closed || answer != ""
+	reasoning, answer, closed = cutTurn(reasoning, answer, closed, &res)
+	return parseParts(reasoning, answer, closed, opts.Tools, res)
+}
+
+func newResult() Result {
+	return Result{Calls: []action.Call{}, Recoveries: []string{}, Errors: []string{}, Format: FormatNone}
+}
+
+// parseParts finds, checks and reports the calls of a split output.
+func parseParts(reasoning, content string, closed bool, tools []action.Tool, res Result) Result {
 	if tools == nil {
 		tools = action.Tools
 	}
-	res := Result{Calls: []action.Call{}, Recoveries: []string{}, Errors: []string{}, Format: FormatNone}
-	text = stripHeader(text, &res)
-	text = cutAtEnd(text, &res)
-
-	reasoning, content, closed, notes := splitReasoning(text, opts.InThinking)
-	res.Recoveries = append(res.Recoveries, notes...)
 	res.Reasoning = strings.TrimSpace(reasoning)
 	res.ReasoningClosed = closed
 
@@ -166,23 +198,38 @@ func stripHeader(text string, res *Result) string {
 
 // cutAtEnd drops what follows an end marker.
 func cutAtEnd(text string, res *Result) string {
-	cut, why, tag := len(text), "", ""
-	for _, m := range endMarkers {
-		if i := strings.Index(text, m.tag); i >= 0 && i < cut {
-			cut, why, tag = i, m.why, m.tag
-		}
-	}
-	if cut == len(text) {
+	cut, tag, ok := endMarker(text)
+	if !ok {
 		return text
 	}
 	// A marker that ends the output is how the turn normally stops (GLM's
 	// templates stop a tool-calling turn at <|observation|>); only text
 	// after it was dropped.
 	if rest := strings.TrimSpace(text[cut+len(tag):]); rest != "" && !isOnlyEndTokens(rest) {
-		res.Recoveries = append(res.Recoveries, fmt.Sprintf("ignored the text from %s on", why))
+		res.Recoveries = append(res.Recoveries, fmt.Sprintf("ignored the text from %s on", markers[tag].why))
 	}
 	return text[:cut]
 }
+
+// endMarker finds the first end marker in text.
+func endMarker(text string) (at int, tag string, ok bool) {
+	at = len(text)
+	for _, m := range endMarkers {
+		if i := strings.Index(text, m.tag); i >= 0 && i < at {
+			at, tag = i, m.tag
+		}
+	}
+	return at, tag, tag != ""
+}
+
+// markers finds an end marker's entry by its tag.
+var markers = func() map[string]endMarkerInfo {
+	m := make(map[string]endMarkerInfo, len(endMarkers))
+	for _, e := range endMarkers {
+		m[e.tag] = e
+	}
+	return m
+}()
 
 func isOnlyEndTokens(s string) bool {
 	for _, t := range []string{"<｜end▁of▁sentence｜>", "<|end_of_sentence|>", "<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|eom_id|>", "<end_of_turn>"} {
@@ -191,9 +238,10 @@ func isOnlyEndTokens(s string) bool {
 	return strings.TrimSpace(s) == ""
 }
 
-// splitReasoning separates the reasoning from the answer. closed is false
-// only when a reasoning was opened and never closed.
-func splitReasoning(text string, inThinking bool) (reasoning, content string, closed bool, notes []string) {
+// splitTurn separates the reasoning from the answer and drops what
+// follows an end marker (cutTurn). closed is false only when a reasoning
+// was opened and never closed.
+func splitTurn(text string, inThinking bool, res *Result) (reasoning, content string, closed bool) {
 	// As serving stacks' reasoning parsers do: a leading <think> opens the
 	// reasoning (a repeat of the prompt's is harmless), and a </think>
 	// with no <think> before it closes a reasoning the prompt opened.
@@ -201,30 +249,59 @@ func splitReasoning(text string, inThinking bool) (reasoning, content string, cl
 	if strings.HasPrefix(body, tagThink) {
 		body = body[len(tagThink):]
 		inThinking = true
-	} else if !inThinking {
-		open := strings.Index(text, tagThink)
-		end := strings.Index(text, tagThinkEnd)
-		switch {
-		case end >= 0 && (open < 0 || end < open):
-			return text[:end], text[end+len(tagThinkEnd):], true, nil
-		case open >= 0:
-			// Text, then a reasoning: the text before <think> is kept as
-			// part of the answer.
-			notes = append(notes, "the output wrote text before opening <think>; kept that text as part of the answer")
-			prefix := text[:open]
-			r, c, closed, _ := splitReasoning(text[open:], false)
-			return r, prefix + c, closed, notes
+	}
+	if inThinking {
+		i := strings.Index(body, tagThinkEnd)
+		if i < 0 {
+			return cutTurn(body, "", false, res)
 		}
-		return "", text, true, nil
+		return cutTurn(body[:i], body[i+len(tagThinkEnd):], true, res)
 	}
-	if !inThinking {
-		return "", text, true, notes
+	open := strings.Index(text, tagThink)
+	end := strings.Index(text, tagThinkEnd)
+	switch {
+	case end >= 0 && (open < 0 || end < open):
+		return cutTurn(text[:end], text[end+len(tagThinkEnd):], true, res)
+	case open >= 0:
+		prefix := text[:open]
+		if _, _, ok := endMarker(prefix); ok {
+			// The output ended before the reasoning began.
+			return "", cutAtEnd(text, res), true
+		}
+		// Text, then a reasoning: the text before <think> is kept as
+		// part of the answer.
+		res.Recoveries = append(res.Recoveries, "the output wrote text before opening <think>; kept that text as part of the answer")
+		r, c, closed := splitTurn(text[open:], false, res)
+		return r, prefix + c, closed
 	}
-	i := strings.Index(body, tagThinkEnd)
-	if i < 0 {
-		return body, "", false, notes
+	return "", cutAtEnd(text, res), true
+}
+
+// cutTurn applies the end markers to a split output. A turn the model
+// wrote itself inside a reasoning that then closed (it imagined the
+// user's reply while thinking) ends only the reasoning: the answer after
+// </think> is still the model's. An end token, or any marker in a
+// reasoning that never closed, ends the output there; a marker in the
+// answer ends the answer.
+func cutTurn(reasoning, answer string, closed bool, res *Result) (string, string, bool) {
+	at, tag, ok := endMarker(reasoning)
+	if !ok {
+		return reasoning, cutAtEnd(answer, res), closed
 	}
-	return body[:i], body[i+len(tagThinkEnd):], true, notes
+	rest := strings.TrimSpace(reasoning[at+len(tag):])
+	if closed && markers[tag].turn {
+		if rest != "" && !isOnlyEndTokens(rest) {
+			res.Recoveries = append(res.Recoveries, fmt.Sprintf("ignored the reasoning from %s on, up to </think>", markers[tag].why))
+		}
+		return reasoning[:at], cutAtEnd(answer, res), true
+	}
+	if closed {
+		rest += tagThinkEnd + answer // nothing after the marker is kept
+	}
+	if rest != "" && !isOnlyEndTokens(rest) {
+		res.Recoveries = append(res.Recoveries, fmt.Sprintf("ignored the text from %s on", markers[tag].why))
+	}
+	return reasoning[:at], "", false
 }
 
 // findCalls finds the calls in an answer. Spark's own tags win when

@@ -52,6 +52,25 @@ func TestParseBehaviour(t *testing.T) {
 			reasoning: "tap(1) or maybe tap(-4)? No: swipe(up) is right, or tap(", recoveryHas: "never closed"},
 		{name: "eos then junk", text: "<tool_call>tap<arg_key>index</arg_key><arg_value>1</arg_value></tool_call><｜end▁of▁sentence｜>garbage",
 			calls: []action.Call{call("tap", "index", int64(1))}, format: FormatNative, closed: true, recoveryHas: "end-of-sentence"},
+		// A turn the model writes inside its reasoning ends only the
+		// reasoning: the call after </think> is the answer (this call was
+		// once dropped with the rest of the output).
+		{name: "user turn in reasoning", text: "abc<|User|>def</think><tool_call>swipe<arg_key>direction</arg_key><arg_value>up</arg_value></tool_call>",
+			opts: Options{InThinking: true}, calls: []action.Call{call("swipe", "direction", "up")}, format: FormatNative, reasoning: "abc", closed: true,
+			recoveryHas: "ignored the reasoning from a user turn the model wrote itself on, up to </think>"},
+		{name: "user turn in reasoning without in-thinking", text: "abc<|User|>def</think><tool_call>swipe<arg_key>direction</arg_key><arg_value>up</arg_value></tool_call>",
+			calls: []action.Call{call("swipe", "direction", "up")}, format: FormatNative, reasoning: "abc", closed: true,
+			recoveryHas: "ignored the reasoning from a user turn"},
+		{name: "user turn in unclosed reasoning", text: "maybe tap(1)<|User|>now tap(2)",
+			opts: Options{InThinking: true}, calls: []action.Call{call("tap", "index", int64(1))}, format: FormatBracket, reasoning: "maybe tap(1)",
+			recoveryHas: "ignored the text from a user turn"},
+		// An end token ends the output wherever it is.
+		{name: "end token in reasoning", text: "plan<|im_end|>x</think><tool_call>swipe<arg_key>direction</arg_key><arg_value>up</arg_value></tool_call>",
+			opts: Options{InThinking: true}, calls: []action.Call{}, format: FormatNone, reasoning: "plan",
+			recoveryHas: "ignored the text from an end-of-turn token on", errorHas: "never closed"},
+		{name: "turn marker before a late think ends the output", text: "tap(1)<|User|>hi<think>tap(2)</think>",
+			calls: []action.Call{call("tap", "index", int64(1))}, format: FormatBracket, closed: true,
+			recoveryHas: "ignored the text from a user turn"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

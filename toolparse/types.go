@@ -8,8 +8,10 @@
 // arguments to the action space's types with Coerce. Nothing is repaired
 // silently: every repair is a sentence in Result.Recoveries, and whatever
 // could not be fixed is a sentence in Result.Errors that names the valid
-// choices. Splitter does the reasoning/answer split on a stream, for
-// backends; RenderNative writes a call the way Spark does.
+// choices. ParseTurn does the same for an output a backend already split
+// into reasoning and answer as it streamed (model/reasoning). ReadCall
+// and FormatCall read and write the NAME(key=value) form a person edits;
+// RenderNative writes a call the way Spark does.
 package toolparse
 
 import "github.com/droidgo/droidgo/action"

@@ -11,7 +11,7 @@ func BenchmarkRender(b *testing.B) {
 	for _, size := range []struct{ w, h int }{{80, 24}, {160, 48}} {
 		b.Run(frameName(size.w, size.h), func(b *testing.B) {
 			c := &fakeClock{t: demo.Start}
-			m := newModel(Options{}, newGate(false), c.now)
+			m := newUI(Options{}, newGate(false), c.now)
 			m.Update(teaSize(size.w, size.h))
 			send(m, demo.Events()...)
 			b.ReportAllocs()

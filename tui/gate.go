@@ -16,7 +16,7 @@ type approval struct {
 
 // gate is the state the UI shares with the loop's goroutine: whether the
 // run is paused, whether every call waits for approval, and whether the UI
-// is gone. The UI changes it from Update (no I/O, only a mutex); Send and
+// is gone. The UI changes it from Update (no I/O, only a mutex); Hold and
 // Approve read it.
 type gate struct {
 	mu       sync.Mutex

@@ -24,28 +24,28 @@ var goldenStates = []struct {
 	w, h int
 	opts Options
 	// build drives the model into the state.
-	build func(m *model, c *fakeClock)
+	build func(m *ui, c *fakeClock)
 }{
-	{"initial", 80, 24, Options{Task: "Turn on Wi-Fi", Device: "sim:wifi", MaxSteps: 20}, func(m *model, c *fakeClock) {}},
-	{"thinking", 80, 24, Options{}, func(m *model, c *fakeClock) {
+	{"initial", 80, 24, Options{Task: "Turn on Wi-Fi", Device: "sim:wifi", MaxSteps: 20}, func(m *ui, c *fakeClock) {}},
+	{"thinking", 80, 24, Options{}, func(m *ui, c *fakeClock) {
 		evs := demoUntil(loop.EvThinking, 20) // mid-way through step 2's thinking
 		send(m, evs...)
 		c.t = c.t.Add(7 * time.Second)
 		m.Update(tickMsg(c.t))
 	}},
-	{"highlighted", 80, 24, Options{}, func(m *model, c *fakeClock) {
+	{"highlighted", 80, 24, Options{}, func(m *ui, c *fakeClock) {
 		send(m, demoUntil(loop.EvAction, 2)...)
 		c.t = c.t.Add(9 * time.Second)
 		m.Update(tickMsg(c.t))
 	}},
-	{"approval", 80, 24, Options{}, func(m *model, c *fakeClock) {
+	{"approval", 80, 24, Options{}, func(m *ui, c *fakeClock) {
 		send(m, demoUntil(loop.EvToolCall, 4)...)
 		call := action.Call{Name: "tap", Arguments: map[string]any{"index": int64(1)}}
 		send(m, loop.Event{Type: loop.EvApproval, Step: 4, Call: &call, Element: ptr(1), Text: `label "Wi-Fi (off)" matches the sensitive word "Wi-Fi"`})
 		m.Update(batchMsg{items: []item{{appr: &approval{req: loop.ApprovalRequest{Step: 4, Call: call, Label: "Wi-Fi (off)",
 			Sensitive: true, Reason: `label "Wi-Fi (off)" matches the sensitive word "Wi-Fi"`}, reply: make(chan loop.Decision, 1)}}}})
 	}},
-	{"edit", 80, 24, Options{StepMode: true}, func(m *model, c *fakeClock) {
+	{"edit", 80, 24, Options{StepMode: true}, func(m *ui, c *fakeClock) {
 		send(m, demoUntil(loop.EvToolCall, 3)...)
 		call := action.Call{Name: "tap", Arguments: map[string]any{"index": int64(1)}}
 		m.Update(batchMsg{items: []item{{appr: &approval{req: loop.ApprovalRequest{Step: 3, Call: call, Label: "Internet", Reason: "step mode"},
@@ -54,14 +54,14 @@ var goldenStates = []struct {
 		typeText(m, "9") // no closing parenthesis: the edit is refused
 		press(m, "enter")
 	}},
-	{"paused", 80, 24, Options{Replay: true}, func(m *model, c *fakeClock) {
+	{"paused", 80, 24, Options{Replay: true}, func(m *ui, c *fakeClock) {
 		send(m, demoUntil(loop.EvScreenChange, 1)...)
 		press(m, "p", "tab")
 	}},
-	{"success", 80, 24, Options{Replay: true}, func(m *model, c *fakeClock) {
+	{"success", 80, 24, Options{Replay: true}, func(m *ui, c *fakeClock) {
 		send(m, demo.Events()...)
 	}},
-	{"failure", 80, 24, Options{}, func(m *model, c *fakeClock) {
+	{"failure", 80, 24, Options{}, func(m *ui, c *fakeClock) {
 		evs := demoUntil(loop.EvScreenChange, 3)
 		evs = append(evs,
 			loop.Event{Type: loop.EvStepStarted, Step: 4, Screen: evs[len(evs)-1].Screen},
@@ -70,16 +70,16 @@ var goldenStates = []struct {
 			loop.Event{Type: loop.EvFinished, Result: &loop.Result{Reason: "the model gave no usable call three times", Steps: 4, Seconds: 41.5}})
 		send(m, evs...)
 	}},
-	{"wide", 160, 48, Options{}, func(m *model, c *fakeClock) {
+	{"wide", 160, 48, Options{}, func(m *ui, c *fakeClock) {
 		send(m, demoUntil(loop.EvAnswer, 20)...) // step 2's answer streaming
 		c.t = c.t.Add(65 * time.Second)
 		m.Update(tickMsg(c.t))
 	}},
-	{"wide-success", 160, 48, Options{}, func(m *model, c *fakeClock) {
+	{"wide-success", 160, 48, Options{}, func(m *ui, c *fakeClock) {
 		send(m, demo.Events()...)
 		press(m, "tab", "tab")
 	}},
-	{"side-by-side", 120, 30, Options{StepMode: true}, func(m *model, c *fakeClock) {
+	{"side-by-side", 120, 30, Options{StepMode: true}, func(m *ui, c *fakeClock) {
 		send(m, demoUntil(loop.EvAction, 4)...)
 		press(m, "?")
 	}},
@@ -88,7 +88,7 @@ var goldenStates = []struct {
 func TestGoldenFrames(t *testing.T) {
 	for _, gs := range goldenStates {
 		t.Run(gs.name, func(t *testing.T) {
-			m, c := newTestModel(t, gs.opts, gs.w, gs.h)
+			m, c := newTestUI(t, gs.opts, gs.w, gs.h)
 			gs.build(m, c)
 			got := frame(m)
 			checkFrame(t, got, gs.w, gs.h)
@@ -129,7 +129,7 @@ func checkFrame(t *testing.T, f string, w, h int) {
 // cramped terminal to a wide one, with and without colour codes.
 func TestFramesFitAnySize(t *testing.T) {
 	for _, gs := range goldenStates {
-		m, c := newTestModel(t, gs.opts, gs.w, gs.h)
+		m, c := newTestUI(t, gs.opts, gs.w, gs.h)
 		gs.build(m, c)
 		for w := 8; w <= 200; w += 24 {
 			for h := 3; h <= 60; h += 14 {

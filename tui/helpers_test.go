@@ -16,18 +16,18 @@ type fakeClock struct{ t time.Time }
 
 func (c *fakeClock) now() time.Time { return c.t }
 
-// newTestModel returns a model with a fixed clock and size and no queue
+// newTestUI returns a ui with a fixed clock and size and no queue
 // reader, so Update can be driven by hand.
-func newTestModel(t *testing.T, opts Options, w, h int) (*model, *fakeClock) {
+func newTestUI(t *testing.T, opts Options, w, h int) (*ui, *fakeClock) {
 	t.Helper()
 	c := &fakeClock{t: demo.Start}
-	m := newModel(opts, newGate(opts.StepMode), c.now)
+	m := newUI(opts, newGate(opts.StepMode), c.now)
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m, c
 }
 
 // send folds events into the model as the queue would deliver them.
-func send(m *model, evs ...loop.Event) {
+func send(m *ui, evs ...loop.Event) {
 	items := make([]item, len(evs))
 	for i, ev := range evs {
 		items[i] = item{ev: ev}
@@ -36,7 +36,7 @@ func send(m *model, evs ...loop.Event) {
 }
 
 // press sends a key by its name as bubbletea spells it ("tab", "ctrl+c", "y").
-func press(m *model, names ...string) tea.Cmd {
+func press(m *ui, names ...string) tea.Cmd {
 	var cmd tea.Cmd
 	for _, n := range names {
 		_, cmd = m.Update(keyPress(n))
@@ -72,14 +72,14 @@ func keyPress(name string) tea.KeyPressMsg {
 }
 
 // typeText types text into the model one key at a time.
-func typeText(m *model, s string) {
+func typeText(m *ui, s string) {
 	for _, r := range s {
 		m.Update(tea.KeyPressMsg(tea.Key{Code: r, Text: string(r)}))
 	}
 }
 
 // frame renders the model as plain text, as a terminal without colour shows it.
-func frame(m *model) string { return ansi.Strip(m.render()) }
+func frame(m *ui) string { return ansi.Strip(m.render()) }
 
 // demoUntil returns the demo events up to and including the n-th event of
 // type typ (n counts from 1).

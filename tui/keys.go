@@ -3,7 +3,7 @@ package tui
 import "charm.land/bubbles/v2/key"
 
 // keyMap is every key the UI answers to. The help line shows the ones that
-// apply in the current state (see model.helpKeys).
+// apply in the current state (see ui.helpKeys).
 type keyMap struct {
 	Pause    key.Binding
 	StepMode key.Binding

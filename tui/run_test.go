@@ -135,16 +135,16 @@ func TestRunKeysApprovePauseQuit(t *testing.T) {
 	// waits for.
 	var mu sync.Mutex
 	waiters := map[string]chan struct{}{}
-	conds := map[string]func(*model) bool{
-		"approval": func(m *model) bool { return len(m.approvals) == 1 },
-		"paused":   func(m *model) bool { return m.paused },
-		"resumed":  func(m *model) bool { return !m.paused && m.message == "resumed" },
-		"stopping": func(m *model) bool { return m.stopping },
+	conds := map[string]func(*ui) bool{
+		"approval": func(m *ui) bool { return len(m.approvals) == 1 },
+		"paused":   func(m *ui) bool { return m.paused },
+		"resumed":  func(m *ui) bool { return !m.paused && m.message == "resumed" },
+		"stopping": func(m *ui) bool { return m.stopping },
 	}
 	for k := range conds {
 		waiters[k] = make(chan struct{})
 	}
-	u.observe = func(m *model) {
+	u.observe = func(m *ui) {
 		mu.Lock()
 		defer mu.Unlock()
 		for k, c := range conds {
@@ -187,24 +187,37 @@ func TestRunKeysApprovePauseQuit(t *testing.T) {
 
 	key("p")
 	await("paused")
-	sent := make(chan struct{})
-	go func() {
-		u.Send(loop.Event{Type: loop.EvStepStarted, Step: 2})
-		close(sent)
-	}()
+	// While paused, events keep flowing: Send returns at once.
+	for _, ev := range []loop.Event{{Type: loop.EvThinking, Step: 1, Text: "still streaming"}, {Type: loop.EvToolCall, Step: 1}, {Type: loop.EvStepStarted, Step: 2}} {
+		sent := make(chan struct{})
+		go func() {
+			u.Send(ev)
+			close(sent)
+		}()
+		select {
+		case <-sent:
+		case <-time.After(hangGuard):
+			t.Fatalf("Send of %s blocked while paused", ev.Type)
+		}
+	}
+	held := make(chan error, 1)
+	go func() { held <- u.Hold(ctx, loop.HoldTurn) }()
 	// While paused, the next step must not start. (A wait can only show
 	// the hold, not prove it; a broken hold fails here most runs.)
 	select {
-	case <-sent:
-		t.Fatal("Send of step_started returned while paused")
+	case err := <-held:
+		t.Fatalf("Hold returned while paused (%v)", err)
 	case <-time.After(100 * time.Millisecond):
 	}
 	key("p")
 	await("resumed")
 	select {
-	case <-sent:
+	case err := <-held:
+		if err != nil {
+			t.Fatalf("Hold after resume = %v", err)
+		}
 	case <-time.After(hangGuard):
-		t.Fatal("Send still held after resume")
+		t.Fatal("Hold still held after resume")
 	}
 
 	key("q")
@@ -270,6 +283,38 @@ func TestApproveWithoutAsking(t *testing.T) {
 	}
 	if asked == nil || withdrawn != asked {
 		t.Fatalf("queue = %+v", items)
+	}
+}
+
+// TestHold: Hold returns at once unless paused; while paused it waits for
+// resume, returns ctx's error when ctx ends, and holds nothing once the UI
+// has stopped.
+func TestHold(t *testing.T) {
+	u := New(Options{})
+	if err := u.Hold(context.Background(), loop.HoldAction); err != nil {
+		t.Fatalf("Hold while running = %v", err)
+	}
+	u.gate.setPaused(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := u.Hold(ctx, loop.HoldTurn); err != context.Canceled {
+		t.Fatalf("paused Hold with a cancelled context = %v", err)
+	}
+	held := make(chan error, 1)
+	go func() { held <- u.Hold(context.Background(), loop.HoldTurn) }()
+	select {
+	case err := <-held:
+		t.Fatalf("Hold returned while paused (%v)", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	u.gate.stop() // the UI quits: nobody can resume any more
+	select {
+	case err := <-held:
+		if err != nil {
+			t.Fatalf("Hold after the UI stopped = %v", err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("Hold still held after the UI stopped")
 	}
 }
 

@@ -1,18 +1,20 @@
 // Package tui shows a droidgo run in the terminal: the model's thinking as it
 // streams, the screen's elements, the timeline of steps and the result.
 //
-// The loop talks to a UI through three calls, safe from any goroutine:
-// Send for every event, Approve as the loop's Approver, and Close after the
-// last event. Run draws until the user quits.
+// The loop talks to a UI through four calls, safe from any goroutine:
+// Send for every event (loop.Config.OnEvent), Hold at the loop's hold
+// points (loop.Config.Hold), Approve as the loop's Approver, and Close
+// after the last event. Run draws until the user quits.
 //
-// Send never blocks the loop on drawing: events wait in an unbounded queue
-// and token events (thinking, answer) are coalesced there, so a slow terminal
-// sees fewer, longer token events while every other event arrives in order.
+// Send never blocks: events wait in an unbounded queue and token events
+// (thinking, answer) are coalesced there, so a slow terminal sees fewer,
+// longer token events while every other event arrives in order.
 //
-// Pausing (the p key) holds the run at the next safe point: Send blocks on a
-// step_started or tool_call event, and Approve blocks before approving a call
-// by itself, until the user resumes or quits. Model tokens keep streaming
-// while paused; no new turn starts and no action runs.
+// Pausing (the p key) holds the run at its next hold point: Hold blocks
+// before a turn of the model and before a decided call runs, and Approve
+// blocks before approving a call by itself, until the user resumes or
+// quits. Events keep flowing while paused (the turn under way finishes
+// streaming); no new turn starts and no action runs.
 package tui
 
 import (
@@ -74,8 +76,8 @@ type UI struct {
 
 	closeOnce sync.Once
 	runOnce   sync.Once
-	final     *model // the model when Run returned, for tests
-	observe   func(*model)
+	final     *ui // the model when Run returned, for tests
+	observe   func(*ui)
 }
 
 // New returns a UI; call Run to show it.
@@ -83,16 +85,18 @@ func New(opts Options) *UI {
 	return &UI{opts: opts, q: newQueue(), gate: newGate(opts.StepMode), clock: time.Now}
 }
 
-// Send delivers an event. It returns at once, except while the user has
-// paused the run: then a step_started or tool_call event waits for resume
-// (or quit), which holds the loop before its next turn or action. Token
-// events may be coalesced under load; other events are never dropped. After
-// the UI has quit, events are discarded.
+// Send delivers an event and returns at once, paused or not. Token events
+// may be coalesced under load; other events are never dropped. After the
+// UI has quit, events are discarded.
 func (u *UI) Send(ev loop.Event) {
-	if ev.Type == loop.EvStepStarted || ev.Type == loop.EvToolCall {
-		_ = u.gate.wait(context.Background())
-	}
 	u.q.push(item{ev: ev})
+}
+
+// Hold is the loop's hold point (loop.Config.Hold): it returns at once
+// unless the user paused the run, and then when they resume or quit (a UI
+// that is gone holds nothing). It returns ctx's error if ctx ends first.
+func (u *UI) Hold(ctx context.Context, _ loop.Stage) error {
+	return u.gate.wait(ctx)
 }
 
 // Close says no more events will come. It may be called more than once.
@@ -145,7 +149,7 @@ func (u *UI) run(ctx context.Context) error {
 		u.gate.stop()
 		u.q.drop()
 	}()
-	m := newModel(u.opts, u.gate, u.clock)
+	m := newUI(u.opts, u.gate, u.clock)
 	m.wait = u.waitCmd
 	m.observe = u.observe
 	opts := []tea.ProgramOption{}
@@ -166,7 +170,7 @@ func (u *UI) run(ctx context.Context) error {
 	p := tea.NewProgram(m, opts...)
 
 	// The run's context is usually the one Options.Cancel cancels, so it is
-	// not handed to bubbletea (which would stop drawing at once); the model
+	// not handed to bubbletea (which would stop drawing at once); the ui
 	// is told instead and leaves once the loop has closed.
 	watchDone := make(chan struct{})
 	defer close(watchDone)
@@ -188,7 +192,7 @@ func (u *UI) run(ctx context.Context) error {
 	io.WriteString(out, ansi.WindowOp(22, 0))
 	final, err := p.Run()
 	io.WriteString(out, ansi.WindowOp(23, 0))
-	if fm, ok := final.(*model); ok {
+	if fm, ok := final.(*ui); ok {
 		u.final = fm
 	}
 	if err != nil {

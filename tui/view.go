@@ -20,7 +20,7 @@ const wideWidth = 120
 const headerHeight = 2
 
 // View draws the whole UI.
-func (m *model) View() tea.View {
+func (m *ui) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.WindowTitle = "droidgo"
@@ -31,7 +31,7 @@ func (m *model) View() tea.View {
 }
 
 // render draws exactly m.height lines of at most m.width cells.
-func (m *model) render() string {
+func (m *ui) render() string {
 	w, h := m.width, m.height
 	if w <= 0 || h <= 0 {
 		return ""
@@ -65,7 +65,7 @@ func (m *model) render() string {
 type rect struct{ w, h int }
 
 // layout sizes the panes for the body height.
-func (m *model) layout(body int) [numPanes]rect {
+func (m *ui) layout(body int) [numPanes]rect {
 	var r [numPanes]rect
 	w := m.width
 	if w >= wideWidth {
@@ -82,20 +82,20 @@ func (m *model) layout(body int) [numPanes]rect {
 	return r
 }
 
-func (m *model) bodyHeight() int {
+func (m *ui) bodyHeight() int {
 	return m.height - headerHeight - len(m.footer())
 }
 
 // paneHeight is the number of content lines a pane shows.
-func (m *model) paneHeight(p pane) int {
+func (m *ui) paneHeight(p pane) int {
 	return max(0, m.layout(m.bodyHeight())[p].h-2)
 }
 
-func (m *model) paneInnerWidth(p pane) int {
+func (m *ui) paneInnerWidth(p pane) int {
 	return max(1, m.layout(m.bodyHeight())[p].w-4)
 }
 
-func (m *model) body(body int) []string {
+func (m *ui) body(body int) []string {
 	r := m.layout(body)
 	box := func(p pane) string {
 		lines, target := m.paneLines(p, max(1, r[p].w-4))
@@ -132,7 +132,7 @@ func joinColumns(a, b string) string {
 
 // box draws a pane with its title in the top border and, when the content
 // does not fit, the visible range in the bottom border.
-func (m *model) box(p pane, lines []string, target, w, h int) string {
+func (m *ui) box(p pane, lines []string, target, w, h int) string {
 	if w < 4 || h < 2 {
 		return ""
 	}
@@ -181,7 +181,7 @@ func (m *model) box(p pane, lines []string, target, w, h int) string {
 	return b.String()
 }
 
-func (m *model) paneTitle(p pane) string {
+func (m *ui) paneTitle(p pane) string {
 	switch p {
 	case paneThinking:
 		if m.step > 0 {
@@ -202,7 +202,7 @@ func (m *model) paneTitle(p pane) string {
 	return p.String()
 }
 
-func (m *model) countSteps() int {
+func (m *ui) countSteps() int {
 	n := 0
 	for _, e := range m.timeline {
 		if e.step > 0 {
@@ -214,7 +214,7 @@ func (m *model) countSteps() int {
 
 // offset is the first content line a pane shows, given its n lines, vis
 // visible lines and, for the screen pane, the target's line (or -1).
-func (m *model) offset(p pane, n, vis, target int) int {
+func (m *ui) offset(p pane, n, vis, target int) int {
 	s := m.scroll[p]
 	off := s.offset
 	if s.follow {
@@ -223,7 +223,7 @@ func (m *model) offset(p pane, n, vis, target int) int {
 	return max(0, min(off, n-vis))
 }
 
-func (m *model) followOffset(p pane) int {
+func (m *ui) followOffset(p pane) int {
 	lines, target := m.paneLines(p, m.paneInnerWidth(p))
 	return followOffsetFor(p, len(lines), m.paneHeight(p), target)
 }
@@ -240,14 +240,14 @@ func followOffsetFor(p pane, n, vis, target int) int {
 	return max(0, n-vis)
 }
 
-func (m *model) maxOffset(p pane) int {
+func (m *ui) maxOffset(p pane) int {
 	lines, _ := m.paneLines(p, m.paneInnerWidth(p))
 	return max(0, len(lines)-m.paneHeight(p))
 }
 
 // paneLines is a pane's content wrapped or cut to width, and for the screen
 // pane the line of the target element (-1 if none).
-func (m *model) paneLines(p pane, width int) ([]string, int) {
+func (m *ui) paneLines(p pane, width int) ([]string, int) {
 	if p == paneThinking {
 		// Changes with every token; finished turns are cached inside.
 		return m.thinkingLines(width), -1
@@ -285,7 +285,7 @@ func wrap(s string, width int) []string {
 
 // thinkingLines is the model's text of every step, the current one last:
 // each step's reasoning, set apart from its answer by a rule.
-func (m *model) thinkingLines(width int) []string {
+func (m *ui) thinkingLines(width int) []string {
 	if len(m.turns) == 0 {
 		if m.result != nil {
 			return nil
@@ -308,7 +308,7 @@ func (m *model) thinkingLines(width int) []string {
 	return out
 }
 
-func (m *model) turnLines(t *turn, width int, last bool) []string {
+func (m *ui) turnLines(t *turn, width int, last bool) []string {
 	rule := func(label string) string {
 		return m.st.separator.Render(label + strings.Repeat("─", max(0, width-ansi.StringWidth(label))))
 	}
@@ -333,7 +333,7 @@ func (m *model) turnLines(t *turn, width int, last bool) []string {
 	return out
 }
 
-func (m *model) elementLines(width int) ([]string, int) {
+func (m *ui) elementLines(width int) ([]string, int) {
 	if m.screen == nil {
 		return []string{m.st.faint.Render("no screen yet")}, -1
 	}
@@ -377,7 +377,7 @@ func (m *model) elementLines(width int) ([]string, int) {
 	return out, target
 }
 
-func (m *model) timelineLines(width int) []string {
+func (m *ui) timelineLines(width int) []string {
 	if len(m.timeline) == 0 {
 		return []string{m.st.faint.Render("no steps yet")}
 	}
@@ -457,7 +457,7 @@ func (m *model) timelineLines(width int) []string {
 	return out
 }
 
-func (m *model) header() []string {
+func (m *ui) header() []string {
 	w := m.width
 	left := m.st.title.Render("droidgo") + " "
 	if m.task != "" {
@@ -515,7 +515,7 @@ func (m *model) header() []string {
 	return []string{line1, line2}
 }
 
-func (m *model) elapsed() string {
+func (m *ui) elapsed() string {
 	var d time.Duration
 	switch {
 	case m.result != nil && m.result.Seconds > 0:
@@ -535,7 +535,7 @@ func (m *model) elapsed() string {
 
 // footer is the status area (approval prompt, edit line, result or message)
 // and the help line.
-func (m *model) footer() []string {
+func (m *ui) footer() []string {
 	w := m.width
 	var out []string
 	switch {
@@ -584,7 +584,7 @@ func (m *model) footer() []string {
 		}
 		out = append(out, lines...)
 	default:
-		out = append(out, m.st.status.Render(m.message))
+		out = append(out, m.st.status.Render(clean(m.message)))
 	}
 	m.help.SetWidth(w)
 	out = append(out, strings.Split(m.help.View(m.helpKeys()), "\n")...)
@@ -592,7 +592,7 @@ func (m *model) footer() []string {
 }
 
 // helpKeys are the keys that apply right now.
-func (m *model) helpKeys() helpKeys {
+func (m *ui) helpKeys() helpKeys {
 	k := m.keys
 	pause := k.Pause
 	if m.paused {

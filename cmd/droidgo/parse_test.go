@@ -43,6 +43,14 @@ func TestParseJSONContract(t *testing.T) {
 			code: 1,
 		},
 		{
+			// A real call after a user turn the model wrote inside its
+			// reasoning was once dropped with the rest of the output.
+			name: "user turn inside the reasoning",
+			in:   "abc<|User|>def</think><tool_call>swipe<arg_key>direction</arg_key><arg_value>up</arg_value></tool_call>",
+			args: []string{"--json", "--in-thinking"},
+			want: `{"reasoning":"abc","reasoning_closed":true,"content":"","calls":[{"name":"swipe","arguments":{"direction":"up"}}],"format":"native","recoveries":["ignored the reasoning from a user turn the model wrote itself on, up to </think>"],"errors":[]}`,
+		},
+		{
 			name: "unknown tool",
 			in:   `{"name": "fly", "arguments": {}}`,
 			args: []string{"--json"},

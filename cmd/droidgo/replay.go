@@ -118,6 +118,7 @@ func runReplay(o *replayOptions) error {
 			Task: started.Task, Device: started.Device, Model: started.Model, MaxSteps: started.MaxSteps,
 			Replay: true, Cancel: cancel, In: g.stdin, Out: terminalOut(g.stdout),
 		})
+		ropts.Hold = ui.Hold
 		done := make(chan error, 1)
 		go func() {
 			err := recording.Replay(ctx, rec, ropts, ui.Send)

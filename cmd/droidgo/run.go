@@ -479,6 +479,7 @@ func runWithTUI(ctx context.Context, cancel context.CancelFunc, o *runOptions, l
 	lc.Approver = ui.Approve
 	lc.ConsultAlways = true
 	lc.OnEvent = fanout(append(sinks, ui.Send)...)
+	lc.Hold = ui.Hold
 	done := make(chan loop.Result, 1)
 	go func() {
 		res := loop.Run(ctx, lc)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/internal/clock"
 	"github.com/droidgo/droidgo/model"
 )
 
@@ -191,12 +192,8 @@ func (b *Backend) do(ctx context.Context, method, path string, body []byte) (*ht
 			return nil, err
 		}
 		jitter := time.Duration(rand.Int64N(int64(delay)/4 + 1))
-		t := time.NewTimer(delay + jitter)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
+		if err := clock.Sleep(ctx, delay+jitter); err != nil {
+			return nil, err
 		}
 		delay *= 2
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/model"
-	"github.com/droidgo/droidgo/toolparse"
+	"github.com/droidgo/droidgo/model/reasoning"
 )
 
 // chunk is one streamed chat.completion.chunk (or a whole completion, whose
@@ -99,7 +99,7 @@ type sseStream struct {
 	// split separates reasoning from answer in the content of a server
 	// that streams the raw text (no reasoning parser); it is dropped as
 	// soon as the server sends a reasoning field.
-	split *toolparse.Splitter
+	split *reasoning.Splitter
 	// inReasoning is set while reasoning fields stream, so the first
 	// content after them can be marked as the end of the reasoning.
 	inReasoning bool
@@ -127,7 +127,7 @@ func newSSEStream(ctx context.Context, resp *http.Response, idle time.Duration, 
 		maxTokens: maxTokens,
 	}
 	if think {
-		s.split = toolparse.NewSplitter(true)
+		s.split = reasoning.NewSplitter(true)
 	}
 	// A stalled server never sends another byte; closing the body is the
 	// only way to unblock the read.
@@ -317,8 +317,7 @@ func (s *sseStream) addDelta(d wireDelta) {
 		s.pending = append(s.pending, model.Delta{Reasoning: r})
 	}
 	if c != "" && s.split != nil {
-		rs, cs, closed := s.split.Feed(c)
-		s.queueSplit(rs, cs, closed)
+		s.pending = s.split.FeedDeltas(s.pending, c)
 		c = ""
 	}
 	if c != "" {
@@ -352,25 +351,12 @@ func (s *sseStream) addDelta(d wireDelta) {
 	}
 }
 
-func (s *sseStream) queueSplit(r, c string, closed bool) {
-	if r != "" {
-		s.pending = append(s.pending, model.Delta{Reasoning: r})
-	}
-	if closed {
-		s.pending = append(s.pending, model.Delta{ReasoningClosed: true})
-	}
-	if c != "" {
-		s.pending = append(s.pending, model.Delta{Content: c})
-	}
-}
-
 // flushCalls turns accumulated tool calls into a delta. Arguments that are
 // not valid JSON are handed to the loop's parser as content, so its repairs
 // apply and are reported.
 func (s *sseStream) flushCalls() {
 	if s.split != nil {
-		r, c := s.split.Flush()
-		s.queueSplit(r, c, false)
+		s.pending = s.split.FlushDeltas(s.pending)
 		s.split = nil
 	}
 	if len(s.calls) == 0 {

@@ -37,10 +37,9 @@
 // kept as it is.
 //
 // The element list is the part of the latest user message that has a line
-// starting with "Current screen", after that line (the whole latest user
-// message when none has it);
-// element lines start with an index as "[N]", "N:" or "N." followed by a
-// space.
+// starting with model.ScreenHeader ("Current screen"), after that line
+// (the whole latest user message when none has it); element lines start
+// with an index as "[N]", "N:" or "N." followed by a space.
 package script
 
 import (
@@ -55,20 +54,17 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/droidgo/droidgo/internal/clock"
+	"github.com/droidgo/droidgo/internal/word"
 	"github.com/droidgo/droidgo/model"
-	"github.com/droidgo/droidgo/toolparse"
+	"github.com/droidgo/droidgo/model/reasoning"
 )
 
 // DefaultPace is the delay between tokens when a script is opened from the
 // command line: about what Spark-X2.5-1.7B decodes at on a laptop CPU.
 const DefaultPace = 40 * time.Millisecond
-
-// ScreenMarker starts the line after which the latest user message lists
-// the screen's elements (loop.ScreenHeader).
-const ScreenMarker = "Current screen"
 
 // TurnSeparator starts a turn.
 const TurnSeparator = "--- turn"
@@ -201,7 +197,7 @@ type Backend struct {
 // New returns a backend that plays s from its first turn.
 func New(s *Script, opts Options) *Backend {
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = clock.Sleep
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -250,7 +246,7 @@ func (b *Backend) Chat(ctx context.Context, req model.ChatRequest) (model.Stream
 		ctx:      ctx,
 		opts:     b.opts,
 		tokens:   Tokens(text),
-		splitter: toolparse.NewSplitter(req.Think),
+		splitter: reasoning.NewSplitter(req.Think),
 		think:    req.Think,
 		prompt:   prompt,
 		max:      req.MaxTokens,
@@ -276,7 +272,7 @@ func lastUser(msgs []model.Message) string {
 }
 
 func hasScreen(text string) bool {
-	return strings.HasPrefix(text, ScreenMarker) || strings.Contains(text, "\n"+ScreenMarker)
+	return strings.HasPrefix(text, model.ScreenHeader) || strings.Contains(text, "\n"+model.ScreenHeader)
 }
 
 // tagRE finds the special tags, which are single tokens; wordRE splits
@@ -305,7 +301,7 @@ type stream struct {
 	opts     Options
 	tokens   []string
 	pos      int
-	splitter *toolparse.Splitter
+	splitter *reasoning.Splitter
 	think    bool
 	closed   bool // the reasoning is closed
 	pending  []model.Delta
@@ -335,13 +331,7 @@ func (s *stream) Next() (model.Delta, error) {
 		}
 		if s.pos >= len(s.tokens) || s.max > 0 && s.generated >= s.max {
 			s.done = true
-			reasoning, content := s.splitter.Flush()
-			if reasoning != "" {
-				s.pending = append(s.pending, model.Delta{Reasoning: reasoning})
-			}
-			if content != "" {
-				s.pending = append(s.pending, model.Delta{Content: content})
-			}
+			s.pending = s.splitter.FlushDeltas(s.pending)
 			continue
 		}
 		if s.start.IsZero() {
@@ -356,19 +346,8 @@ func (s *stream) Next() (model.Delta, error) {
 		s.pos++
 		s.generated++
 		s.decode = s.opts.Now().Sub(s.start)
-		reasoning, content, closedNow := s.splitter.Feed(tok)
-		if closedNow {
-			s.closed = true
-		}
-		if reasoning != "" {
-			s.pending = append(s.pending, model.Delta{Reasoning: reasoning})
-		}
-		if closedNow {
-			s.pending = append(s.pending, model.Delta{ReasoningClosed: true})
-		}
-		if content != "" {
-			s.pending = append(s.pending, model.Delta{Content: content})
-		}
+		s.pending = s.splitter.FeedDeltas(s.pending, tok)
+		s.closed = s.closed || s.splitter.Closed()
 	}
 }
 
@@ -456,7 +435,7 @@ var elementLineRE = regexp.MustCompile(`^\s*(?:\[(\d+)\]|(\d+)[:.])\s+(.*)$`)
 func elementLines(user string) []elementLine {
 	lines := strings.Split(user, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.HasPrefix(lines[i], ScreenMarker) {
+		if strings.HasPrefix(lines[i], model.ScreenHeader) {
 			lines = lines[i+1:]
 			break
 		}
@@ -482,7 +461,7 @@ func elementLines(user string) []elementLine {
 
 func find(elems []elementLine, label, kind string) (int, bool) {
 	hasKind := func(e elementLine) bool {
-		return kind == "" || containsWord(e.rest, kind)
+		return kind == "" || word.In(e.rest, kind)
 	}
 	quoted := strconv.Quote(label)
 	for _, e := range elems {
@@ -505,37 +484,4 @@ func find(elems []elementLine, label, kind string) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// containsWord reports whether w occurs in s, ignoring case, with no
-// letter or digit right before or after it.
-func containsWord(s, w string) bool {
-	s, w = strings.ToLower(s), strings.ToLower(w)
-	for off := 0; off <= len(s); {
-		i := strings.Index(s[off:], w)
-		if i < 0 || w == "" {
-			return false
-		}
-		start, end := off+i, off+i+len(w)
-		before, _ := utf8.DecodeLastRuneInString(s[:start])
-		after, _ := utf8.DecodeRuneInString(s[end:])
-		if (start == 0 || !isWordRune(before)) && (end == len(s) || !isWordRune(after)) {
-			return true
-		}
-		off = start + 1
-	}
-	return false
-}
-
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -42,7 +42,14 @@ func main() {
 					return
 				}
 			}
+			// The canned run passes the loop's hold points, so p pauses it.
+			if ev.Type == loop.EvStepStarted && ui.Hold(ctx, loop.HoldTurn) != nil {
+				continue // cancelled: the next round says so
+			}
 			ui.Send(ev)
+			if ev.Type == loop.EvToolCall && ui.Hold(ctx, loop.HoldAction) != nil {
+				continue
+			}
 			select {
 			case <-time.After(*delay):
 			case <-ctx.Done():

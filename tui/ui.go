@@ -13,6 +13,7 @@ import (
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
+	"github.com/droidgo/droidgo/toolparse"
 )
 
 // Messages of the UI besides keys and window sizes.
@@ -69,10 +70,11 @@ type stepEntry struct {
 	stats      *loop.StatsInfo
 }
 
-// model is the UI's single bubbletea model. Sub-views are plain methods
-// over its state (view.go); nothing here does I/O: Update only changes
-// state, answers approvals on buffered channels and flips the shared gate.
-type model struct {
+// ui is the UI's single bubbletea model (not called model: in droidgo that
+// is the language model). Sub-views are plain methods over its state
+// (view.go); nothing here does I/O: Update only changes state, answers
+// approvals on buffered channels and flips the shared gate.
+type ui struct {
 	opts  Options
 	gate  *gate
 	clock func() time.Time
@@ -117,11 +119,11 @@ type model struct {
 
 	// observe, set by tests, sees the state after every Update, on the
 	// UI's goroutine.
-	observe func(*model)
+	observe func(*ui)
 }
 
-func newModel(opts Options, g *gate, clock func() time.Time) *model {
-	m := &model{
+func newUI(opts Options, g *gate, clock func() time.Time) *ui {
+	m := &ui{
 		opts:      opts,
 		gate:      g,
 		clock:     clock,
@@ -150,18 +152,18 @@ func newModel(opts Options, g *gate, clock func() time.Time) *model {
 }
 
 // Init starts reading the queue and the clock.
-func (m *model) Init() tea.Cmd {
+func (m *ui) Init() tea.Cmd {
 	return tea.Batch(m.next(time.Time{}), m.tick())
 }
 
-func (m *model) next(last time.Time) tea.Cmd {
+func (m *ui) next(last time.Time) tea.Cmd {
 	if m.wait == nil {
 		return nil
 	}
 	return m.wait(last)
 }
 
-func (m *model) tick() tea.Cmd {
+func (m *ui) tick() tea.Cmd {
 	if m.wait == nil {
 		return nil
 	}
@@ -169,7 +171,7 @@ func (m *model) tick() tea.Cmd {
 }
 
 // Update applies one message to the state.
-func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+func (m *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	mm, cmd := m.update(msg)
 	if m.observe != nil {
 		m.observe(m)
@@ -177,7 +179,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return mm, cmd
 }
 
-func (m *model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
+func (m *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -231,7 +233,7 @@ func (m *model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // stop cancels the run and answers whatever waits with Abort; the UI stays
 // to show the end of the run until the loop closes it.
-func (m *model) stop(why string) {
+func (m *ui) stop(why string) {
 	if !m.stopping && m.opts.Cancel != nil {
 		m.opts.Cancel()
 	}
@@ -248,7 +250,7 @@ func (m *model) stop(why string) {
 	}
 }
 
-func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+func (m *ui) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if k.String() == "ctrl+c" || (!m.editing && key.Matches(k, m.keys.Quit)) {
 		m.userQuit = true
 		if m.closed || m.stopping || m.result != nil {
@@ -276,7 +278,7 @@ func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		case key.Matches(k, m.keys.Edit):
 			m.editing = true
 			m.editErr = ""
-			m.input.SetValue(formatCall(a.req.Call))
+			m.input.SetValue(toolparse.FormatCall(a.req.Call, action.Tools))
 			m.input.CursorEnd()
 			return m, m.input.Focus()
 		}
@@ -342,7 +344,7 @@ func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m *model) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+func (m *ui) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case key.Matches(k, m.keys.Cancel):
 		m.editing = false
@@ -350,7 +352,7 @@ func (m *model) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.input.Blur()
 		return m, nil
 	case key.Matches(k, m.keys.Apply):
-		c, err := parseCall(m.input.Value())
+		c, rec, err := toolparse.ReadCall(m.input.Value(), action.Tools)
 		if err == nil {
 			err = m.checkIndex(c)
 		}
@@ -361,7 +363,12 @@ func (m *model) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.editing = false
 		m.editErr = ""
 		m.input.Blur()
-		m.answer1(loop.Decision{Verdict: loop.Edit, Call: c}, "edited to "+c.String())
+		what := "edited to " + c.String()
+		if len(rec) > 0 {
+			// What was read differs from what was typed: say how.
+			what += " (" + strings.Join(rec, "; ") + ")"
+		}
+		m.answer1(loop.Decision{Verdict: loop.Edit, Call: c}, what)
 		return m, nil
 	}
 	var cmd tea.Cmd
@@ -372,7 +379,7 @@ func (m *model) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 // checkIndex checks an edited call's element index against the screen the
 // call is for, as the loop would, so a mistyped index is fixed in the
 // editor instead of wasting the step.
-func (m *model) checkIndex(c action.Call) error {
+func (m *ui) checkIndex(c action.Call) error {
 	i, ok := indexArg(c)
 	if !ok {
 		return nil
@@ -392,7 +399,7 @@ func (m *model) checkIndex(c action.Call) error {
 }
 
 // answer1 answers the approval on show.
-func (m *model) answer1(d loop.Decision, what string) {
+func (m *ui) answer1(d loop.Decision, what string) {
 	a := m.approvals[0]
 	m.approvals = m.approvals[1:]
 	a.reply <- d
@@ -400,7 +407,7 @@ func (m *model) answer1(d loop.Decision, what string) {
 }
 
 // apply folds one queued item into the state.
-func (m *model) apply(it item) {
+func (m *ui) apply(it item) {
 	if !it.ev.Type.Droppable() || it.appr != nil || it.withdraw != nil {
 		m.ver++
 	}
@@ -545,7 +552,7 @@ type turn struct {
 }
 
 // countTokens notes n token events (one if the event was not coalesced).
-func (m *model) countTokens(t *turn, n int) {
+func (m *ui) countTokens(t *turn, n int) {
 	now := m.clock()
 	if t.tokens == 0 {
 		t.first = now
@@ -558,7 +565,7 @@ func (m *model) countTokens(t *turn, n int) {
 // streams (once it has streamed for a second), else the last turn's
 // statistics. The live rate counts token events, which backends send one
 // per token or so.
-func (m *model) rate() (tps float64, live bool) {
+func (m *ui) rate() (tps float64, live bool) {
 	if n := len(m.turns); n > 0 && m.result == nil {
 		t := m.turns[n-1]
 		if d := t.last.Sub(t.first).Seconds(); !t.done && t.tokens > 1 && d >= 1 {
@@ -568,10 +575,16 @@ func (m *model) rate() (tps float64, live bool) {
 	return m.tps, false
 }
 
-// turn returns the text of a step; tokens of a step that was never started
-// (or already left) go to the current turn.
-func (m *model) turn(step int) *turn {
-	if n := len(m.turns); n > 0 {
+// turn returns the text of a step. A step with no turn yet (its
+// step_started was not seen) gets one when it is newer than the current
+// turn; tokens of an older step without a turn go to the current one.
+func (m *ui) turn(step int) *turn {
+	for i := len(m.turns) - 1; i >= 0; i-- {
+		if m.turns[i].step == step {
+			return m.turns[i]
+		}
+	}
+	if n := len(m.turns); n > 0 && step < m.turns[n-1].step {
 		return m.turns[n-1]
 	}
 	t := &turn{step: step}
@@ -580,7 +593,7 @@ func (m *model) turn(step int) *turn {
 }
 
 // cur returns the current turn's text, or empty builders before the first.
-func (m *model) cur() *turn {
+func (m *ui) cur() *turn {
 	if n := len(m.turns); n > 0 {
 		return m.turns[n-1]
 	}
@@ -589,7 +602,7 @@ func (m *model) cur() *turn {
 
 // entry returns the timeline row of a step, adding it if needed. Events of
 // step 0 (before the first step) get a row of their own.
-func (m *model) entry(step int) *stepEntry {
+func (m *ui) entry(step int) *stepEntry {
 	for i := len(m.timeline) - 1; i >= 0; i-- {
 		if m.timeline[i].step == step {
 			return m.timeline[i]
@@ -616,7 +629,7 @@ func indexArg(c action.Call) (int, bool) {
 }
 
 // scrollBy moves the focused pane's view by n lines.
-func (m *model) scrollBy(n int) {
+func (m *ui) scrollBy(n int) {
 	s := &m.scroll[m.focus]
 	maxOff := m.maxOffset(m.focus)
 	if s.follow {
@@ -633,7 +646,7 @@ func (m *model) scrollBy(n int) {
 
 // clampScrolls keeps hand-set offsets inside their content after a resize
 // or new content.
-func (m *model) clampScrolls() {
+func (m *ui) clampScrolls() {
 	for p := range numPanes {
 		s := &m.scroll[p]
 		if !s.follow {

@@ -1,6 +1,22 @@
-package toolparse
+// Package reasoning splits a model's streamed output into its reasoning
+// and its answer as the tokens arrive, for backends whose engine or server
+// gives one stream of text: Spark-style output opens the reasoning with
+// <think> and closes it with </think>. FeedDeltas turns each chunk into
+// the model.Delta values a backend streams; the loop's parser
+// (toolparse.ParseTurn) then takes the two parts as they are.
+package reasoning
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/droidgo/droidgo/model"
+)
+
+// The tags around the reasoning.
+const (
+	Open  = "<think>"
+	Close = "</think>"
+)
 
 const spaces = " \t\r\n"
 
@@ -12,10 +28,10 @@ const spaces = " \t\r\n"
 // holding back a possible tag prefix until the next chunk decides it;
 // Flush releases what is still held at the end.
 //
-// Unlike Parse, the Splitter cannot take back text it already gave out as
-// answer, so a </think> appearing later in an output that did not start in
-// reasoning stays in the answer: pass inThinking when the prompt opened
-// <think>.
+// Unlike toolparse.Parse, the Splitter cannot take back text it already
+// gave out as answer, so a </think> appearing later in an output that did
+// not start in reasoning stays in the answer: pass inThinking when the
+// prompt opened <think>.
 type Splitter struct {
 	thinking bool   // inside the reasoning
 	closed   bool   // a </think> ended the reasoning
@@ -44,16 +60,16 @@ func (s *Splitter) Feed(chunk string) (reasoning, content string, closedNow bool
 	for {
 		if !s.started {
 			t := strings.TrimLeft(s.held, spaces)
-			if t == "" || properPrefix(t, tagThink) || (!s.thinking && properPrefix(t, tagThinkEnd)) {
+			if t == "" || properPrefix(t, Open) || (!s.thinking && properPrefix(t, Close)) {
 				break // only space so far, or maybe the start of a tag
 			}
 			s.started = true
 			switch {
-			case strings.HasPrefix(t, tagThink):
+			case strings.HasPrefix(t, Open):
 				s.thinking = true
-				s.held = t[len(tagThink):]
-			case !s.thinking && strings.HasPrefix(t, tagThinkEnd):
-				s.held = t[len(tagThinkEnd):]
+				s.held = t[len(Open):]
+			case !s.thinking && strings.HasPrefix(t, Close):
+				s.held = t[len(Close):]
 				s.closed, closedNow = true, true
 			case s.thinking:
 				s.held = t
@@ -61,13 +77,13 @@ func (s *Splitter) Feed(chunk string) (reasoning, content string, closedNow bool
 			continue
 		}
 		if s.thinking {
-			if i := strings.Index(s.held, tagThinkEnd); i >= 0 {
+			if i := strings.Index(s.held, Close); i >= 0 {
 				r.WriteString(s.held[:i])
-				s.held = s.held[i+len(tagThinkEnd):]
+				s.held = s.held[i+len(Close):]
 				s.thinking, s.closed, closedNow = false, true, true
 				continue
 			}
-			n := len(s.held) - partialSuffix(s.held, tagThinkEnd)
+			n := len(s.held) - partialSuffix(s.held, Close)
 			r.WriteString(s.held[:n])
 			s.held = s.held[n:]
 			break
@@ -103,4 +119,31 @@ func partialSuffix(s, tag string) int {
 		}
 	}
 	return 0
+}
+
+// FeedDeltas is Feed for a backend's stream: it appends to dst the deltas
+// chunk completes, in order: its reasoning, the delta that marks the close,
+// its answer.
+func (s *Splitter) FeedDeltas(dst []model.Delta, chunk string) []model.Delta {
+	r, c, closedNow := s.Feed(chunk)
+	return appendDeltas(dst, r, c, closedNow)
+}
+
+// FlushDeltas is Flush for a backend's stream.
+func (s *Splitter) FlushDeltas(dst []model.Delta) []model.Delta {
+	r, c := s.Flush()
+	return appendDeltas(dst, r, c, false)
+}
+
+func appendDeltas(dst []model.Delta, r, c string, closed bool) []model.Delta {
+	if r != "" {
+		dst = append(dst, model.Delta{Reasoning: r})
+	}
+	if closed {
+		dst = append(dst, model.Delta{ReasoningClosed: true})
+	}
+	if c != "" {
+		dst = append(dst, model.Delta{Content: c})
+	}
+	return dst
 }

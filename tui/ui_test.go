@@ -20,10 +20,10 @@ func TestUpdateEvents(t *testing.T) {
 	tests := []struct {
 		name  string
 		evs   []loop.Event
-		check func(t *testing.T, m *model)
+		check func(t *testing.T, m *ui)
 	}{
 		{"run_started fills the header", []loop.Event{{Type: loop.EvRunStarted, Task: "T", Device: "D", Model: "M", MaxSteps: 7}},
-			func(t *testing.T, m *model) {
+			func(t *testing.T, m *ui) {
 				if m.task != "T" || m.device != "D" || m.modelName != "M" || m.maxSteps != 7 {
 					t.Errorf("header = %q %q %q %d", m.task, m.device, m.modelName, m.maxSteps)
 				}
@@ -32,7 +32,7 @@ func TestUpdateEvents(t *testing.T) {
 			{Type: loop.EvStepStarted, Step: 1, Screen: screen},
 			{Type: loop.EvThinking, Step: 1, Text: "I "}, {Type: loop.EvAnswer, Step: 1, Text: "tap"},
 			{Type: loop.EvThinking, Step: 1, Text: "think"}, {Type: loop.EvAnswer, Step: 1, Text: "(index=1)"},
-		}, func(t *testing.T, m *model) {
+		}, func(t *testing.T, m *ui) {
 			if got := m.cur().thinking.String(); got != "I think" {
 				t.Errorf("thinking = %q", got)
 			}
@@ -45,7 +45,7 @@ func TestUpdateEvents(t *testing.T) {
 			{Type: loop.EvThinking, Step: 1, Text: "old"},
 			{Type: loop.EvToolCall, Step: 1, Call: tap(1)},
 			{Type: loop.EvStepStarted, Step: 2, Screen: screen},
-		}, func(t *testing.T, m *model) {
+		}, func(t *testing.T, m *ui) {
 			if m.cur().thinking.Len() != 0 || m.target != nil || m.step != 2 {
 				t.Errorf("thinking %q target %v step %d", m.cur().thinking.String(), m.target, m.step)
 			}
@@ -56,7 +56,7 @@ func TestUpdateEvents(t *testing.T) {
 		{"a tool call targets its element", []loop.Event{
 			{Type: loop.EvStepStarted, Step: 1, Screen: screen},
 			{Type: loop.EvToolCall, Step: 1, Call: tap(1), Parse: &loop.ParseInfo{Recoveries: []string{"fixed quotes"}}},
-		}, func(t *testing.T, m *model) {
+		}, func(t *testing.T, m *ui) {
 			if m.target == nil || *m.target != 1 {
 				t.Errorf("target = %v, want 1", m.target)
 			}
@@ -69,7 +69,7 @@ func TestUpdateEvents(t *testing.T) {
 			{Type: loop.EvToolCall, Step: 1, Call: tap(1)},
 			{Type: loop.EvAction, Step: 1, Call: tap(0), Element: ptr(0), Detail: "tap 1 2"},
 			{Type: loop.EvScreenChange, Step: 1, Changed: ptr(false)},
-		}, func(t *testing.T, m *model) {
+		}, func(t *testing.T, m *ui) {
 			e := m.timeline[0]
 			if *m.target != 0 || !e.acted || e.call.String() != "tap(index=0)" || e.changed == nil || *e.changed {
 				t.Errorf("target %d entry %+v", *m.target, e)
@@ -80,26 +80,44 @@ func TestUpdateEvents(t *testing.T) {
 			{Type: loop.EvToolCall, Step: 1, Parse: &loop.ParseInfo{Errors: []string{"no call found"}}},
 			{Type: loop.EvAction, Step: 1, Call: tap(9), Error: "index 9 is not on the screen"},
 			{Type: loop.EvWarning, Step: 1, Text: "same action repeated"},
-		}, func(t *testing.T, m *model) {
+		}, func(t *testing.T, m *ui) {
 			e := m.timeline[0]
 			if e.err == "" || len(e.parseErrs) != 1 || len(e.warnings) != 1 {
 				t.Errorf("entry = %+v", e)
 			}
 		}},
+		{"tokens go to their own step's turn", []loop.Event{
+			{Type: loop.EvStepStarted, Step: 1},
+			{Type: loop.EvThinking, Step: 1, Text: "one"},
+			// Step 2's step_started was not seen (a recording cut at its
+			// start): its tokens still get a turn of their own.
+			{Type: loop.EvThinking, Step: 2, Text: "two"},
+			{Type: loop.EvAnswer, Step: 2, Text: "tap"},
+		}, func(t *testing.T, m *ui) {
+			if len(m.turns) != 2 || m.turns[0].step != 1 || m.turns[1].step != 2 {
+				t.Fatalf("turns = %d", len(m.turns))
+			}
+			if a, b := m.turns[0].thinking.String(), m.turns[1].thinking.String(); a != "one" || b != "two" {
+				t.Errorf("thinking = %q, %q", a, b)
+			}
+			if got := m.cur().answer.String(); got != "tap" {
+				t.Errorf("answer = %q", got)
+			}
+		}},
 		{"stats set tokens per second", []loop.Event{{Type: loop.EvModelStats, Step: 1, Stats: &loop.StatsInfo{TokensPerSecond: 31.5}}},
-			func(t *testing.T, m *model) {
+			func(t *testing.T, m *ui) {
 				if m.tps != 31.5 {
 					t.Errorf("tps = %v", m.tps)
 				}
 			}},
 		{"finished keeps the result", []loop.Event{{Type: loop.EvFinished, Result: &loop.Result{Success: true, Steps: 4, Reason: "task_complete"}}},
-			func(t *testing.T, m *model) {
+			func(t *testing.T, m *ui) {
 				if m.result == nil || !m.result.Success || m.step != 4 {
 					t.Errorf("result %+v step %d", m.result, m.step)
 				}
 			}},
 		{"escape sequences in model text are removed", []loop.Event{{Type: loop.EvThinking, Step: 1, Text: "a\x1b[2Jb\x07c\td"}},
-			func(t *testing.T, m *model) {
+			func(t *testing.T, m *ui) {
 				if got := m.cur().thinking.String(); got != "abc    d" {
 					t.Errorf("thinking = %q", got)
 				}
@@ -107,7 +125,7 @@ func TestUpdateEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, _ := newTestModel(t, Options{}, 80, 24)
+			m, _ := newTestUI(t, Options{}, 80, 24)
 			send(m, tt.evs...)
 			tt.check(t, m)
 			_ = frame(m) // every state must draw
@@ -120,44 +138,44 @@ func TestKeys(t *testing.T) {
 		name  string
 		opts  Options
 		keys  []string
-		check func(t *testing.T, m *model)
+		check func(t *testing.T, m *ui)
 	}{
-		{"tab cycles the panes", Options{}, []string{"tab", "tab"}, func(t *testing.T, m *model) {
+		{"tab cycles the panes", Options{}, []string{"tab", "tab"}, func(t *testing.T, m *ui) {
 			if m.focus != paneTimeline {
 				t.Errorf("focus = %v", m.focus)
 			}
 		}},
-		{"shift+tab goes back", Options{}, []string{"shift+tab"}, func(t *testing.T, m *model) {
+		{"shift+tab goes back", Options{}, []string{"shift+tab"}, func(t *testing.T, m *ui) {
 			if m.focus != paneTimeline {
 				t.Errorf("focus = %v", m.focus)
 			}
 		}},
-		{"p pauses and holds the gate", Options{}, []string{"p"}, func(t *testing.T, m *model) {
+		{"p pauses and holds the gate", Options{}, []string{"p"}, func(t *testing.T, m *ui) {
 			if !m.paused || !m.gate.isPaused() {
 				t.Errorf("paused %v gate %v", m.paused, m.gate.isPaused())
 			}
 		}},
-		{"p twice resumes", Options{}, []string{"p", "space"}, func(t *testing.T, m *model) {
+		{"p twice resumes", Options{}, []string{"p", "space"}, func(t *testing.T, m *ui) {
 			if m.paused || m.gate.isPaused() {
 				t.Errorf("paused %v gate %v", m.paused, m.gate.isPaused())
 			}
 		}},
-		{"s toggles step mode in a step-mode run", Options{StepMode: true}, []string{"s"}, func(t *testing.T, m *model) {
+		{"s toggles step mode in a step-mode run", Options{StepMode: true}, []string{"s"}, func(t *testing.T, m *ui) {
 			if m.stepMode || m.gate.inStepMode() {
 				t.Error("step mode still on")
 			}
 		}},
-		{"s cannot start step mode the loop does not do", Options{}, []string{"s"}, func(t *testing.T, m *model) {
+		{"s cannot start step mode the loop does not do", Options{}, []string{"s"}, func(t *testing.T, m *ui) {
 			if m.stepMode || m.gate.inStepMode() || !strings.Contains(m.message, "live runs") {
 				t.Errorf("step mode %v message %q", m.stepMode, m.message)
 			}
 		}},
-		{"p does nothing once the run has ended", Options{}, []string{"q", "p"}, func(t *testing.T, m *model) {
+		{"p does nothing once the run has ended", Options{}, []string{"q", "p"}, func(t *testing.T, m *ui) {
 			if m.paused || m.gate.isPaused() {
 				t.Error("paused a stopping run")
 			}
 		}},
-		{"switching step mode off lets a step-mode call go", Options{StepMode: true}, nil, func(t *testing.T, m *model) {
+		{"switching step mode off lets a step-mode call go", Options{StepMode: true}, nil, func(t *testing.T, m *ui) {
 			plain := &approval{req: loop.ApprovalRequest{Call: action.Call{Name: "wait"}, Reason: "step mode"}, reply: make(chan loop.Decision, 1)}
 			sens := &approval{req: loop.ApprovalRequest{Call: action.Call{Name: "wait"}, Sensitive: true}, reply: make(chan loop.Decision, 1)}
 			m.Update(batchMsg{items: []item{{appr: plain}, {appr: sens}}})
@@ -174,7 +192,7 @@ func TestKeys(t *testing.T) {
 				t.Error("the sensitive call must still wait")
 			}
 		}},
-		{"? shows all keys", Options{}, []string{"?"}, func(t *testing.T, m *model) {
+		{"? shows all keys", Options{}, []string{"?"}, func(t *testing.T, m *ui) {
 			if !m.help.ShowAll {
 				t.Error("full help not shown")
 			}
@@ -182,7 +200,7 @@ func TestKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, _ := newTestModel(t, tt.opts, 80, 24)
+			m, _ := newTestUI(t, tt.opts, 80, 24)
 			press(m, tt.keys...)
 			tt.check(t, m)
 		})
@@ -190,7 +208,7 @@ func TestKeys(t *testing.T) {
 }
 
 func TestLiveRate(t *testing.T) {
-	m, c := newTestModel(t, Options{}, 80, 24)
+	m, c := newTestUI(t, Options{}, 80, 24)
 	send(m, loop.Event{Type: loop.EvStepStarted, Step: 1})
 	m.Update(batchMsg{items: []item{{ev: loop.Event{Type: loop.EvThinking, Step: 1, Text: "a"}, tokens: 1}}})
 	c.t = c.t.Add(2 * time.Second)
@@ -209,7 +227,7 @@ func TestLiveRate(t *testing.T) {
 }
 
 func TestScrolling(t *testing.T) {
-	m, _ := newTestModel(t, Options{}, 80, 24)
+	m, _ := newTestUI(t, Options{}, 80, 24)
 	send(m, loop.Event{Type: loop.EvStepStarted, Step: 1})
 	send(m, loop.Event{Type: loop.EvThinking, Step: 1, Text: strings.Repeat("many words of thought ", 200)})
 	vis := m.paneHeight(paneThinking)
@@ -276,6 +294,7 @@ func TestApprovalKeys(t *testing.T) {
 		want    *loop.Decision
 		editing bool
 		errSub  string
+		msgSub  string // in the message line after the answer
 	}{
 		{name: "y approves", keys: []string{"y"}, want: &loop.Decision{Verdict: loop.Approve}},
 		{name: "enter approves", keys: []string{"enter"}, want: &loop.Decision{Verdict: loop.Approve}},
@@ -288,6 +307,9 @@ func TestApprovalKeys(t *testing.T) {
 			want: &loop.Decision{Verdict: loop.Edit, Call: action.Call{Name: "press_key", Arguments: map[string]any{"key": "back"}}}},
 		{name: "JSON is accepted", keys: []string{"e", "ctrl+u"}, typed: `{"name":"tap","arguments":{"index":4}}`, enter: true,
 			want: &loop.Decision{Verdict: loop.Edit, Call: action.Call{Name: "tap", Arguments: map[string]any{"index": int64(4)}}}},
+		{name: "what the reader repaired is shown", keys: []string{"e", "ctrl+u"}, typed: "tap(index=1, x=2)", enter: true,
+			want:   &loop.Decision{Verdict: loop.Edit, Call: action.Call{Name: "tap", Arguments: map[string]any{"index": int64(1)}}},
+			msgSub: `edited to tap(index=1) (tap does not take "x"; dropped it`},
 		{name: "an invalid edit stays in edit mode", keys: []string{"e", "ctrl+u"}, typed: "tap(index=", enter: true,
 			editing: true, errSub: "missing )"},
 		{name: "an unknown tool stays in edit mode", keys: []string{"e", "ctrl+u"}, typed: "fly(to=moon)", enter: true,
@@ -300,7 +322,7 @@ func TestApprovalKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cancelled := false
-			m, _ := newTestModel(t, Options{Cancel: func() { cancelled = true }}, 80, 24)
+			m, _ := newTestUI(t, Options{Cancel: func() { cancelled = true }}, 80, 24)
 			scr := &loop.ScreenInfo{}
 			for i := range 6 {
 				scr.Elements = append(scr.Elements, loop.ElementInfo{Index: i, Label: "e"})
@@ -333,6 +355,9 @@ func TestApprovalKeys(t *testing.T) {
 			if tt.errSub != "" && !strings.Contains(m.editErr, tt.errSub) {
 				t.Errorf("edit error %q does not say %q", m.editErr, tt.errSub)
 			}
+			if !strings.Contains(m.message, tt.msgSub) {
+				t.Errorf("message %q does not say %q", m.message, tt.msgSub)
+			}
 			if (got == nil) != (len(m.approvals) == 1) {
 				t.Errorf("%d approvals still shown after answer %v", len(m.approvals), got)
 			}
@@ -346,7 +371,7 @@ func TestApprovalKeys(t *testing.T) {
 func TestQuit(t *testing.T) {
 	t.Run("q while running cancels and waits for the loop", func(t *testing.T) {
 		cancels := 0
-		m, _ := newTestModel(t, Options{Cancel: func() { cancels++ }}, 80, 24)
+		m, _ := newTestUI(t, Options{Cancel: func() { cancels++ }}, 80, 24)
 		a := &approval{req: loop.ApprovalRequest{Call: action.Call{Name: "wait"}}, reply: make(chan loop.Decision, 1)}
 		m.Update(batchMsg{items: []item{{appr: a}}})
 		press(m, "p")
@@ -368,14 +393,14 @@ func TestQuit(t *testing.T) {
 		}
 	})
 	t.Run("q twice leaves at once", func(t *testing.T) {
-		m, _ := newTestModel(t, Options{}, 80, 24)
+		m, _ := newTestUI(t, Options{}, 80, 24)
 		press(m, "q")
 		if !isQuit(press(m, "q")) {
 			t.Fatal("second q did not quit")
 		}
 	})
 	t.Run("ctrl+c quits in edit mode", func(t *testing.T) {
-		m, _ := newTestModel(t, Options{}, 80, 24)
+		m, _ := newTestUI(t, Options{}, 80, 24)
 		m.Update(batchMsg{items: []item{{appr: &approval{req: loop.ApprovalRequest{Call: action.Call{Name: "wait"}}, reply: make(chan loop.Decision, 1)}}}})
 		press(m, "e")
 		press(m, "ctrl+c")
@@ -384,14 +409,14 @@ func TestQuit(t *testing.T) {
 		}
 	})
 	t.Run("q after the finish quits", func(t *testing.T) {
-		m, _ := newTestModel(t, Options{}, 80, 24)
+		m, _ := newTestUI(t, Options{}, 80, 24)
 		send(m, demo.Events()...)
 		if !isQuit(press(m, "q")) {
 			t.Fatal("q did not quit")
 		}
 	})
 	t.Run("ExitOnFinish quits when the loop closes", func(t *testing.T) {
-		m, _ := newTestModel(t, Options{ExitOnFinish: true}, 80, 24)
+		m, _ := newTestUI(t, Options{ExitOnFinish: true}, 80, 24)
 		send(m, demo.Events()[:3]...)
 		if _, cmd := m.Update(batchMsg{closed: true}); !isQuit(cmd) {
 			t.Fatal("did not quit")
@@ -407,7 +432,7 @@ func TestInterrupt(t *testing.T) {
 		t.Fatal("other messages are changed")
 	}
 	cancels := 0
-	m, _ := newTestModel(t, Options{Cancel: func() { cancels++ }}, 80, 24)
+	m, _ := newTestUI(t, Options{Cancel: func() { cancels++ }}, 80, 24)
 	if _, cmd := m.Update(ctxDoneMsg{why: "interrupted"}); isQuit(cmd) {
 		t.Fatal("left before the loop closed")
 	}
@@ -420,7 +445,7 @@ func TestInterrupt(t *testing.T) {
 }
 
 func TestWithdrawnApproval(t *testing.T) {
-	m, _ := newTestModel(t, Options{}, 80, 24)
+	m, _ := newTestUI(t, Options{}, 80, 24)
 	a := &approval{req: loop.ApprovalRequest{Call: action.Call{Name: "wait"}}, reply: make(chan loop.Decision, 1)}
 	m.Update(batchMsg{items: []item{{appr: a}}})
 	press(m, "e")
@@ -433,7 +458,7 @@ func TestWithdrawnApproval(t *testing.T) {
 // A run that hands every call to the UI lets step mode be switched on
 // mid-run; one that does not refuses to pretend.
 func TestStepModeOnMidRun(t *testing.T) {
-	m, _ := newTestModel(t, Options{Task: "t", EveryCall: true}, 80, 24)
+	m, _ := newTestUI(t, Options{Task: "t", EveryCall: true}, 80, 24)
 	press(m, "s")
 	if !m.stepMode || !m.gate.inStepMode() {
 		t.Fatalf("step mode not on: %q", m.message)
@@ -442,7 +467,7 @@ func TestStepModeOnMidRun(t *testing.T) {
 	if m.stepMode || m.gate.inStepMode() {
 		t.Fatalf("step mode not off: %q", m.message)
 	}
-	m, _ = newTestModel(t, Options{Task: "t", Replay: true}, 80, 24)
+	m, _ = newTestUI(t, Options{Task: "t", Replay: true}, 80, 24)
 	press(m, "s")
 	if m.stepMode {
 		t.Fatal("step mode switched on in a run that never asks")
@@ -451,7 +476,7 @@ func TestStepModeOnMidRun(t *testing.T) {
 		t.Errorf("a replay lists s:\n%s", frame(m))
 	}
 	// A live run started without --step lists the key it answers to.
-	m, _ = newTestModel(t, Options{Task: "t", EveryCall: true}, 100, 24)
+	m, _ = newTestUI(t, Options{Task: "t", EveryCall: true}, 100, 24)
 	if !strings.Contains(frame(m), "s step mode") {
 		t.Errorf("a live run does not list s:\n%s", frame(m))
 	}
@@ -460,7 +485,7 @@ func TestStepModeOnMidRun(t *testing.T) {
 // TestApprovalNoteTense: the timeline says "waiting for approval" while
 // the call waits and "waited" once it ran.
 func TestApprovalNoteTense(t *testing.T) {
-	m, _ := newTestModel(t, Options{Task: "t", EveryCall: true}, 100, 30)
+	m, _ := newTestUI(t, Options{Task: "t", EveryCall: true}, 100, 30)
 	call := action.Call{Name: "tap", Arguments: map[string]any{"index": int64(1)}}
 	send(m, loop.Event{Type: loop.EvStepStarted, Step: 1},
 		loop.Event{Type: loop.EvToolCall, Step: 1, Call: &call},
