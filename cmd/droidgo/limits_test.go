@@ -23,9 +23,11 @@ func TestThreadLimitIsTheEngines(t *testing.T) {
 // on the command line of every command that takes the flag, and in the
 // configuration file for every command that reads it.
 func TestFlagLimits(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
 	dir := t.TempDir()
 	tiny := filepath.Join(dir, "tiny.gguf")
-	if r := droidgo(t, context.Background(), "model", "make-random", "--arch-size", "tiny", "--out", tiny); r.code != 0 {
+	if r := h.run(context.Background(), "model", "make-random", "--arch-size", "tiny", "--out", tiny); r.code != 0 {
 		t.Fatalf("make-random: %s", r.stderr)
 	}
 	cases := []struct {
@@ -42,7 +44,7 @@ func TestFlagLimits(t *testing.T) {
 		{[]string{"model", "info", tiny, "--ctx", "1000000"}, "exceeds the model's context length"},
 	}
 	for _, c := range cases {
-		r := droidgo(t, context.Background(), c.args...)
+		r := h.run(context.Background(), c.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.msg)
 		}
@@ -51,23 +53,16 @@ func TestFlagLimits(t *testing.T) {
 	cfgFile := filepath.Join(dir, "config.toml")
 	os.WriteFile(cfgFile, []byte("threads = 100000\n"), 0o644)
 	for _, args := range [][]string{{"config"}, {"run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui"}} {
-		hermetic(t)
-		t.Setenv("DROIDGO_CONFIG", cfgFile)
-		r := execCmd(args...)
+		h := newHarness(t)
+		h.env["DROIDGO_CONFIG"] = cfgFile
+		r := h.run(context.Background(), args...)
 		if r.code != 2 || !strings.Contains(r.stderr, "config.toml:1: threads: must be at most 256, not 100000") {
 			t.Errorf("threads = 100000 in the file, %v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 	}
-	hermetic(t)
-	t.Setenv("DROIDGO_THREADS", "100000")
-	if r := execCmd("config"); r.code != 2 || !strings.Contains(r.stderr, "DROIDGO_THREADS") {
+	h = newHarness(t)
+	h.env["DROIDGO_THREADS"] = "100000"
+	if r := h.run(context.Background(), "config"); r.code != 2 || !strings.Contains(r.stderr, "DROIDGO_THREADS") {
 		t.Errorf("DROIDGO_THREADS=100000: exit %d, stderr %q", r.code, r.stderr)
 	}
-}
-
-// execCmd runs droidgo with the environment as the test set it.
-func execCmd(args ...string) result {
-	var out, errb strings.Builder
-	code := execute(context.Background(), args, strings.NewReader(""), &out, &errb)
-	return result{code, out.String(), errb.String()}
 }

@@ -46,8 +46,8 @@ func TestRandomModelHasSparkTokens(t *testing.T) {
 // is the point.
 func TestRunRandomModelEndToEnd(t *testing.T) {
 	path := makeRandom(t)
-	useSim(t, nil)
-	r := droidgo(t, context.Background(), "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", path, "--json", "--max-steps", "2", "--think-budget", "8", "--poll", "1ms")
+	h := newHarness(t)
+	r := h.run(context.Background(), "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", path, "--json", "--max-steps", "2", "--think-budget", "8", "--poll", "1ms")
 	if r.code != 0 && r.code != 1 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
