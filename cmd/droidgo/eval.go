@@ -83,7 +83,7 @@ not run; 2 on a usage error.`,
 	f.IntVar(&o.repeat, "repeat", 1, "run every task and case `K` times")
 	f.IntVar(&o.maxSteps, "max-steps", loop.DefaultMaxSteps, "step budget per task")
 	f.BoolVar(&o.noThink, "no-think", false, "turn the model's reasoning off")
-	f.IntVar(&o.thinkBudget, "think-budget", 1024, "reasoning tokens per step before the reasoning is closed (0: no limit)")
+	f.IntVar(&o.thinkBudget, "think-budget", config.DefaultThinkBudget, "reasoning tokens per step before the reasoning is closed (0: no limit)")
 	f.StringVar(&o.filter, "filter", "", "run only the tasks and cases whose SUITE/NAME matches `REGEXP`")
 	f.StringVar(&o.out, "out", "", "write results.json, report.html and a recording per task run to `DIR`")
 	f.BoolVar(&o.json, "json", false, "print results.json to stdout")

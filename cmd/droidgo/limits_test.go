@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model/spark"
+	"github.com/spf13/cobra"
 )
 
 // TestThreadLimitIsTheEngines keeps the one --threads limit equal to what
@@ -64,5 +68,31 @@ func TestFlagLimits(t *testing.T) {
 	h.env["DROIDGO_THREADS"] = "100000"
 	if r := h.run(context.Background(), "config"); r.code != 2 || !strings.Contains(r.stderr, "DROIDGO_THREADS") {
 		t.Errorf("DROIDGO_THREADS=100000: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestFlagDefaultsAreTheSettings: the defaults --help shows for run's and
+// eval's budgets and labels are the settings' defaults (config.Keys),
+// which are the loop's.
+func TestFlagDefaultsAreTheSettings(t *testing.T) {
+	t.Parallel()
+	def := map[string]string{}
+	for _, k := range config.Keys {
+		def[k.Name] = k.Default
+	}
+	if def["max_steps"] != strconv.Itoa(loop.DefaultMaxSteps) || def["sensitive"] != strings.Join(loop.DefaultSensitive, ",") {
+		t.Errorf("settings' defaults %q, %q are not the loop's", def["max_steps"], def["sensitive"])
+	}
+	d := newDeps(context.Background(), nil, io.Discard, io.Discard)
+	for _, c := range []*cobra.Command{newRunCmd(d), newEvalCmd(d)} {
+		for flag, key := range map[string]string{"max-steps": "max_steps", "think-budget": "think_budget", "sensitive": "sensitive"} {
+			f := c.Flags().Lookup(flag)
+			if f == nil {
+				continue // eval has no --sensitive
+			}
+			if got := strings.Trim(f.DefValue, "[]"); got != def[key] {
+				t.Errorf("%s --%s defaults to %q, the setting %s to %q", c.Name(), flag, got, key, def[key])
+			}
+		}
 	}
 }

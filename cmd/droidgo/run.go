@@ -94,7 +94,7 @@ usage or configuration error.`,
 	f.IntVar(&o.maxSteps, "max-steps", loop.DefaultMaxSteps, "step budget")
 	f.BoolVar(&o.noThink, "no-think", false, "turn the model's reasoning off")
 	f.BoolVar(&o.noPromptCache, "no-prompt-cache", false, "neither load nor save the fixed prompt prefix's KV state on disk (setting prompt_cache)")
-	f.IntVar(&o.thinkBudget, "think-budget", 1024, "reasoning tokens per step before the reasoning is closed (0: no limit)")
+	f.IntVar(&o.thinkBudget, "think-budget", config.DefaultThinkBudget, "reasoning tokens per step before the reasoning is closed (0: no limit)")
 	f.StringVar(&o.record, "record", "", "record the run to `FILE.jsonl` for 'droidgo replay'")
 	f.BoolVar(&o.json, "json", false, "print one JSON event per line")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print plain text even on a terminal")
