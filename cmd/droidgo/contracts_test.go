@@ -14,6 +14,7 @@ import (
 // malformed connect address, unknown subcommands at any level, an unknown
 // scenario in every command that takes one, and do's argument checks.
 func TestUsageExitCodes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		msg  string

@@ -95,6 +95,7 @@ func scriptServer(t *testing.T, scriptPath string, parsedCalls bool) (*httptest.
 // TestRunWithEndpoint drives the Wi-Fi scenario through a real HTTP
 // server, in both of the shapes servers answer in.
 func TestRunWithEndpoint(t *testing.T) {
+	t.Parallel()
 	for _, parsed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("parsed=%v", parsed), func(t *testing.T) {
 			h := newHarness(t)
@@ -124,6 +125,7 @@ func TestRunWithEndpoint(t *testing.T) {
 }
 
 func TestRunEndpointErrors(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		io.WriteString(w, `{"error":{"message":"invalid api key"}}`)
@@ -153,6 +155,7 @@ func TestRunEndpointErrors(t *testing.T) {
 // ignores max_tokens and streams without end (each turn is cut at the
 // budget with a warning; the run ends instead of eating memory).
 func TestEndpointBounds(t *testing.T) {
+	t.Parallel()
 	two := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"object":"list","data":[{"id":"spark-a"},{"id":"spark-b"}]}`)
 	}))

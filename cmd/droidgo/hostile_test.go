@@ -32,6 +32,7 @@ func assertNoControls(t *testing.T, what, out string) {
 // recording with --no-tui: neither output may carry them, and the words
 // around them stay.
 func TestPlainOutputHasNoEscapes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "evil.txt")
 	body := "--- turn 1\n" + hostileText + "</think>\n<tool_call>open_app<arg_key>name</arg_key><arg_value>Settings\x1b[H</arg_value></tool_call>\n" +
@@ -65,6 +66,7 @@ func TestPlainOutputHasNoEscapes(t *testing.T) {
 // TestParseAndErrorsHaveNoEscapes checks parse's text output and the error
 // line on stderr.
 func TestParseAndErrorsHaveNoEscapes(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var out, errb bytes.Buffer
 	in := hostileText + "</think><tool_call>type_text<arg_key>text</arg_key><arg_value>a\x1b]0;x\x07b</arg_value></tool_call>"
@@ -91,6 +93,7 @@ var errNoSpace = syscall.ENOSPC
 // TestFailedStdoutWriteFails runs commands whose output cannot be written:
 // each must exit 1 with one message, whatever it would have returned.
 func TestFailedStdoutWriteFails(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, args := range [][]string{
 		{"run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--json"},
@@ -153,6 +156,7 @@ func (b chunkBackend) Chat(ctx context.Context, req model.ChatRequest) (model.St
 // TestChatReplyHasNoEscapes streams a reply whose escapes are split across
 // deltas through model chat's printer.
 func TestChatReplyHasNoEscapes(t *testing.T) {
+	t.Parallel()
 	var deltas []model.Delta
 	for i := 0; i < len(hostileText); i += 3 {
 		deltas = append(deltas, model.Delta{Reasoning: hostileText[i:min(i+3, len(hostileText))]})
@@ -177,6 +181,7 @@ func TestChatReplyHasNoEscapes(t *testing.T) {
 // cut at the depth limit with one clear error, and the --all listing is
 // linear in the dump, not quadratic in its depth.
 func TestScreenDeepDump(t *testing.T) {
+	t.Parallel()
 	const n = 20000
 	var b strings.Builder
 	b.WriteString(`<hierarchy rotation="0">`)

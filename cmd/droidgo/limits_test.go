@@ -18,6 +18,7 @@ import (
 // TestThreadLimitIsTheEngines keeps the one --threads limit equal to what
 // the engine accepts.
 func TestThreadLimitIsTheEngines(t *testing.T) {
+	t.Parallel()
 	if config.MaxThreads != spark.MaxThreads {
 		t.Errorf("config.MaxThreads %d, spark.MaxThreads %d", config.MaxThreads, spark.MaxThreads)
 	}

@@ -178,6 +178,7 @@ var chatStatsLine = regexp.MustCompile(`\(prompt (\d+) tokens, (\d+) cached; (\d
 // model chat reads lines from a pipe, streams the reasoning and the answer
 // of each reply, and keeps the conversation in the cache.
 func TestModelChat(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	path := localtest.Model(t, 8)
 	var out, errb bytes.Buffer

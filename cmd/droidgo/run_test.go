@@ -182,6 +182,7 @@ func scriptFor(name string, pace string) string {
 // fake clock at the default pace, so they are deterministic: without
 // -update the test checks the shipped files are what the scripts produce.
 func TestRunScenarios(t *testing.T) {
+	t.Parallel()
 	for _, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
 			h := newHarness(t)
@@ -230,6 +231,7 @@ func TestRunScenarios(t *testing.T) {
 }
 
 func TestShippedRecordingsAreLabelled(t *testing.T) {
+	t.Parallel()
 	for _, sc := range scenarios {
 		rec, err := recording.Open(filepath.Join(fixturesDir, "recordings", sc+".jsonl"))
 		if err != nil {
@@ -278,6 +280,7 @@ func eventLines(t *testing.T, out string) []string {
 }
 
 func TestRunJSONAndReplayAreTheSame(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	rec := filepath.Join(t.TempDir(), "wifi.jsonl")
 	live := h.run(context.Background(), "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--json", "--record", rec)
@@ -308,6 +311,7 @@ func TestRunJSONAndReplayAreTheSame(t *testing.T) {
 }
 
 func TestReplayTextAndTiming(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.fakeClock()
 	start := h.clock.Now()
@@ -334,6 +338,7 @@ func TestReplayTextAndTiming(t *testing.T) {
 }
 
 func TestRunExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.txt")
 	if err := os.WriteFile(bad, []byte("no turn marker\n"), 0o644); err != nil {
@@ -391,6 +396,7 @@ var faultyScripts = []struct {
 }
 
 func TestRunFaultyScripts(t *testing.T) {
+	t.Parallel()
 	for _, fs := range faultyScripts {
 		t.Run(fs.name, func(t *testing.T) {
 			h := newHarness(t)
@@ -444,6 +450,7 @@ func (f *flaky) Tap(ctx context.Context, x, y int) error {
 }
 
 func TestRunDumpFailsTwice(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.wrap = func(p *simulator.Phone) device.Device {
 		p.FailNextDumps(2)
@@ -459,6 +466,7 @@ func TestRunDumpFailsTwice(t *testing.T) {
 }
 
 func TestRunDumpKeepsFailing(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.wrap = func(p *simulator.Phone) device.Device {
 		p.FailNextDumps(1000)
@@ -475,6 +483,7 @@ func TestRunDumpKeepsFailing(t *testing.T) {
 }
 
 func TestRunCancelFlushesTheRecording(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	h := newHarness(t)
@@ -516,6 +525,7 @@ func TestRunStepModeOnStdin(t *testing.T) {
 }
 
 func TestRunTaskDefaultsToTheScenarios(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.run(context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui")
 	if !strings.HasPrefix(r.stdout, "task:     Turn on Wi-Fi\n") {
@@ -524,6 +534,7 @@ func TestRunTaskDefaultsToTheScenarios(t *testing.T) {
 }
 
 func TestRunFlags(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.run(context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--sensitive", "Internet")
 	if r.code != 1 || !strings.Contains(r.stdout, `not run  ERROR: needs approval: label "Network & internet, Mobile, Wi‑Fi, hotspot" matches the sensitive word "Internet"`) {

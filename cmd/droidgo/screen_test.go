@@ -31,6 +31,7 @@ func runScreenWith(t *testing.T, setup func(*deps), stdin string, args ...string
 }
 
 func TestScreenFile(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(screenDump)
 	if err != nil {
 		t.Fatal(err)
@@ -57,6 +58,7 @@ func TestScreenFile(t *testing.T) {
 }
 
 func TestScreenJSON(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runScreenCmd(t, "", "screen", "--file", screenDump, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -105,6 +107,7 @@ func TestScreenJSON(t *testing.T) {
 }
 
 func TestScreenAllText(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runScreenCmd(t, "", "screen", "--file", screenDump, "--all")
 	if code != 0 || strings.Count(out, "\n") != 50 || !strings.Contains(out, "- android.widget.Switch id=android:id/switch_widget") {
 		t.Errorf("exit %d, output:\n%s", code, out)
@@ -112,6 +115,7 @@ func TestScreenAllText(t *testing.T) {
 }
 
 func TestScreenErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.xml")
 	os.WriteFile(garbage, []byte("this is not xml"), 0o644)

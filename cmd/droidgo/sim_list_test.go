@@ -12,6 +12,7 @@ import (
 )
 
 func TestSimList(t *testing.T) {
+	t.Parallel()
 	want, err := simulator.List()
 	if err != nil {
 		t.Fatal(err)
