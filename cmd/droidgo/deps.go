@@ -83,7 +83,7 @@ func newDeps(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *de
 		return openADBDevice(ctx, d.adbClient, serial, 0)
 	}
 	d.defaultModel = func() (string, bool) {
-		return (&hub.Client{CacheDir: hub.CacheDir(d.getenv)}).Find(hub.DefaultRepo, hub.DefaultQuant)
+		return d.hubClient().Find(hub.DefaultRepo, hub.DefaultQuant)
 	}
 	d.modelOpeners = map[string]func(ctx context.Context, spec string) (model.Backend, error){
 		"script": func(_ context.Context, spec string) (model.Backend, error) {

@@ -160,7 +160,7 @@ func runEval(o *evalOptions) error {
 		Config: eval.Config{Suites: specs, Parallel: o.parallel, Repeat: o.repeat, MaxSteps: cfg.MaxSteps,
 			Think: cfg.Think, ThinkBudget: cfg.ThinkBudget, Filter: o.filter, Endpoint: cfg.Endpoint},
 	}
-	opts.Progress = newEvalProgress(d.stderr)
+	opts.Progress = newEvalProgress(d.stderr, d.isTerminal(d.stderr))
 	res, runErr := eval.Run(ctx, suites, opts)
 	if res == nil {
 		return runErr
@@ -257,9 +257,8 @@ func (d *deps) chooseModelFor(ctx context.Context, cfg *config.Config) (model.Ba
 }
 
 // newEvalProgress reports progress on w: one self-overwriting line on a
-// terminal, plain lines otherwise.
-func newEvalProgress(w io.Writer) func(eval.Progress) {
-	tty := writerIsTerminal(w)
+// terminal (tty), plain lines otherwise.
+func newEvalProgress(w io.Writer, tty bool) func(eval.Progress) {
 	return func(p eval.Progress) {
 		eta := p.ETA().Round(time.Second)
 		last := printableLine(p.Last, 100)

@@ -82,7 +82,7 @@ func runChat(d *deps, path string, o chatOptions) error {
 		return err
 	}
 	defer b.Close()
-	tty := writerIsTerminal(d.stdout)
+	tty := d.isTerminal(d.stdout)
 	sampling := model.Sampling{Temperature: o.temp, TopP: o.topP, TopK: o.topK, Seed: o.seed}
 	if o.greedy {
 		sampling = model.Sampling{}

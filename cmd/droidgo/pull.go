@@ -31,12 +31,12 @@ DROIDGO_CACHE or XDG_CACHE_HOME choose the cache. Prints the file's path.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			c := &hub.Client{}
-			if writerIsTerminal(d.stderr) {
+			c := d.hubClient()
+			if d.isTerminal(d.stderr) {
 				c.Progress = progressPrinter(d, quant)
 			}
 			p, err := c.Pull(d.ctx, repo, quant)
-			if writerIsTerminal(d.stderr) {
+			if d.isTerminal(d.stderr) {
 				fmt.Fprintln(d.stderr)
 			}
 			if err != nil {
@@ -87,7 +87,7 @@ func newModelsCmd(d *deps) *cobra.Command {
 		Short: "List the model files in the cache",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := (&hub.Client{}).List()
+			list, err := d.hubClient().List()
 			if err != nil {
 				return err
 			}
@@ -111,7 +111,8 @@ func newModelsCmd(d *deps) *cobra.Command {
 	return c
 }
 
-// cachedDefaultModel returns the default model's path if it was pulled.
-func cachedDefaultModel() (string, bool) {
-	return (&hub.Client{}).Find(hub.DefaultRepo, hub.DefaultQuant)
+// hubClient is a client of the model hub with the cache, endpoint and
+// token the environment names.
+func (d *deps) hubClient() *hub.Client {
+	return &hub.Client{CacheDir: hub.CacheDir(d.getenv), Endpoint: d.getenv("HF_ENDPOINT"), Token: d.getenv("HF_TOKEN")}
 }

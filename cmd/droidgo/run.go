@@ -178,8 +178,8 @@ func (d *deps) chooseModel(ctx context.Context, cfg *config.Config) (model.Backe
 	return nil, usageErr(errors.New("no model: download Spark with 'droidgo pull', or pass --model FILE.gguf, --endpoint URL (an OpenAI-compatible server) or --model script:FILE"))
 }
 
-// openModel opens a --model value: "SCHEME:REST" when a backend is
-// registered for SCHEME, else a model file or directory.
+// openModel opens a --model value: "SCHEME:REST" when d.modelOpeners has
+// SCHEME, else a model file or directory.
 func (d *deps) openModel(ctx context.Context, spec string) (model.Backend, error) {
 	if spec == "" {
 		return nil, usageErr(errors.New("no model given; use --model script:FILE or --model MODEL.gguf"))
@@ -198,11 +198,7 @@ func (d *deps) openModel(ctx context.Context, spec string) (model.Backend, error
 			}
 		}
 	}
-	open, ok := d.modelOpeners["file"]
-	if !ok {
-		return nil, usageErr(fmt.Errorf("running model files (%s) is not built in yet; use --model script:FILE", spec))
-	}
-	b, err := open(ctx, spec)
+	b, err := d.modelOpeners["file"](ctx, spec)
 	if err != nil {
 		return nil, usageErr(err)
 	}
