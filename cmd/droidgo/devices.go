@@ -42,8 +42,8 @@ ANDROID_ADB_SERVER_PORT.`,
 			}
 			if asJSON {
 				out := make([]deviceJSON, 0, len(devs))
-				for _, d := range devs {
-					out = append(out, deviceJSON{d.Serial, d.State, d.Product, d.Model, d.Device, d.TransportID})
+				for _, dev := range devs {
+					out = append(out, deviceJSON{dev.Serial, dev.State, dev.Product, dev.Model, dev.Device, dev.TransportID})
 				}
 				enc := json.NewEncoder(d.stdout)
 				enc.SetIndent("", "  ")
@@ -55,8 +55,8 @@ ANDROID_ADB_SERVER_PORT.`,
 			}
 			tw := tabwriter.NewWriter(termsafe.NewWriter(d.stdout), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SERIAL\tSTATE\tMODEL\tPRODUCT\tDEVICE\tTRANSPORT")
-			for _, d := range devs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Serial, d.State, dash(d.Model), dash(d.Product), dash(d.Device), dash(d.TransportID))
+			for _, dev := range devs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", dev.Serial, dev.State, dash(dev.Model), dash(dev.Product), dash(dev.Device), dash(dev.TransportID))
 			}
 			return tw.Flush()
 		},

@@ -149,14 +149,14 @@ func streamReply(d *deps, b model.Backend, req model.ChatRequest, tty bool) (str
 	var answer strings.Builder
 	thinking, answered := false, false
 	for {
-		d, err := st.Next()
+		delta, err := st.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return "", st.Stats(), err
 		}
-		if d.Reasoning != "" {
+		if delta.Reasoning != "" {
 			if !thinking {
 				thinking = true
 				if tty {
@@ -165,22 +165,22 @@ func streamReply(d *deps, b model.Backend, req model.ChatRequest, tty bool) (str
 					fmt.Fprint(out, "thinking: ")
 				}
 			}
-			fmt.Fprint(out, d.Reasoning)
+			fmt.Fprint(out, delta.Reasoning)
 		}
-		if d.ReasoningClosed && thinking {
+		if delta.ReasoningClosed && thinking {
 			if tty {
 				style(reset)
 			}
 			fmt.Fprint(out, "\n\n")
 			thinking = false
 		}
-		if d.Content != "" {
+		if delta.Content != "" {
 			if !answered {
 				answered = true
-				d.Content = strings.TrimLeft(d.Content, "\n")
+				delta.Content = strings.TrimLeft(delta.Content, "\n")
 			}
-			answer.WriteString(d.Content)
-			fmt.Fprint(out, d.Content)
+			answer.WriteString(delta.Content)
+			fmt.Fprint(out, delta.Content)
 		}
 	}
 	if thinking && tty {

@@ -72,8 +72,8 @@ func newModelInfoCmd(d *deps) *cobra.Command {
 				TensorTypes: map[string]int{}, Ctx: ctxLen, WeightBytes: m.WeightBytes()}
 			for _, t := range m.Tensors() {
 				n := int64(1)
-				for _, d := range t.Dims {
-					n *= int64(d)
+				for _, dim := range t.Dims {
+					n *= int64(dim)
 				}
 				info.Params += n
 				info.TensorTypes[t.Type.String()]++
