@@ -80,6 +80,9 @@ func newDeps(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *de
 		return &adb.Client{Addr: addr, AutoStart: true}, nil
 	}
 	d.openADB = func(ctx context.Context, serial string) (device.Device, string, error) {
+		if serial == "" {
+			serial = d.getenv("ANDROID_SERIAL") // what adb.Open would read itself
+		}
 		return openADBDevice(ctx, d.adbClient, serial, 0)
 	}
 	d.defaultModel = func() (string, bool) {
