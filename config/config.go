@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/droidgo/droidgo/loop"
 )
 
 // Settings are the effective values.
@@ -57,21 +59,27 @@ var limits = map[string]struct{ min, max int }{
 	"threads":   {0, MaxThreads},
 }
 
-// Keys lists every setting, in the order `droidgo config` shows them.
+// DefaultThinkBudget is the reasoning budget of a step (think_budget)
+// when no file, variable or flag sets one. (loop.Config's zero value is no
+// budget at all; droidgo's settings start from this one.)
+const DefaultThinkBudget = 1024
+
+// Keys lists every setting, in the order `droidgo config` shows them. The
+// defaults of a run's step budget and sensitive labels are the loop's own.
 var Keys = []Key{
 	{"model", "DROIDGO_MODEL", "string", "", "model file (GGUF), HF directory or script:FILE", func(s *Settings) any { return &s.Model }},
 	{"endpoint", "DROIDGO_ENDPOINT", "string", "", "OpenAI-compatible server URL, used instead of a model file", func(s *Settings) any { return &s.Endpoint }},
 	{"model_name", "DROIDGO_MODEL_NAME", "string", "", "model name on the endpoint (default: the server's only model)", func(s *Settings) any { return &s.ModelName }},
 	{"device", "ANDROID_SERIAL", "string", "", "ADB serial of the phone (default: the only attached device)", func(s *Settings) any { return &s.Device }},
-	{"max_steps", "DROIDGO_MAX_STEPS", "int", "20", "step budget of a run", func(s *Settings) any { return &s.MaxSteps }},
+	{"max_steps", "DROIDGO_MAX_STEPS", "int", strconv.Itoa(loop.DefaultMaxSteps), "step budget of a run", func(s *Settings) any { return &s.MaxSteps }},
 	{"think", "DROIDGO_THINK", "bool", "true", "let the model reason before it answers", func(s *Settings) any { return &s.Think }},
-	{"think_budget", "DROIDGO_THINK_BUDGET", "int", "1024", "reasoning tokens per step before the reasoning is closed", func(s *Settings) any { return &s.ThinkBudget }},
+	{"think_budget", "DROIDGO_THINK_BUDGET", "int", strconv.Itoa(DefaultThinkBudget), "reasoning tokens per step before the reasoning is closed", func(s *Settings) any { return &s.ThinkBudget }},
 	{"threads", "DROIDGO_THREADS", "int", "0", "threads of the in-process engine (0 = physical cores)", func(s *Settings) any { return &s.Threads }},
 	{"repack", "DROIDGO_REPACK", "bool", "true", "interleave the model's Q4_K/Q6_K weights in the background after loading, for faster decoding (false: keep the file's layout)", func(s *Settings) any { return &s.Repack }},
 	{"constrain", "DROIDGO_CONSTRAIN", "bool", "true", "limit the in-process model's answers to valid tool calls", func(s *Settings) any { return &s.Constrain }},
 	{"prompt_cache", "DROIDGO_PROMPT_CACHE", "bool", "true", "keep the KV state of the fixed prompt prefix (system prompt and tools) in $XDG_CACHE_HOME/droidgo/kv and load it in the next run instead of recomputing it", func(s *Settings) any { return &s.PromptCache }},
 	{"kv_type", "DROIDGO_KV_TYPE", "string", "f16", "KV cache type of the in-process engine: f16 (half the memory, llama.cpp's default) or f32", func(s *Settings) any { return &s.KVType }},
-	{"sensitive", "DROIDGO_SENSITIVE", "list", "Pay,Buy,Send,Delete", "labels whose taps always wait for approval (comma-separated in the environment)", func(s *Settings) any { return &s.Sensitive }},
+	{"sensitive", "DROIDGO_SENSITIVE", "list", strings.Join(loop.DefaultSensitive, ","), "labels whose taps always wait for approval (comma-separated in the environment)", func(s *Settings) any { return &s.Sensitive }},
 }
 
 // Config is the effective settings and where each came from.

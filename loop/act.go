@@ -256,8 +256,7 @@ func (r *runner) execute(ctx context.Context, call action.Call, t target) (detai
 }
 
 // swipeCoords returns a swipe in direction across the element's bounds, or
-// across the middle of the screen without an element. The stroke covers
-// 60% of the area so it scrolls without starting on an edge.
+// across the screen without an element (uixml.Rect.SwipeLine draws it).
 func (r *runner) swipeCoords(ctx context.Context, direction string, t target) (x1, y1, x2, y2 int, err error) {
 	var b uixml.Rect
 	if t.index >= 0 {
@@ -274,16 +273,6 @@ func (r *runner) swipeCoords(ctx context.Context, direction string, t target) (x
 		}
 		b = uixml.Rect{X2: w, Y2: h}
 	}
-	cx, cy := b.Center()
-	dx, dy := (b.X2-b.X1)*3/10, (b.Y2-b.Y1)*3/10
-	switch direction {
-	case "up":
-		return cx, cy + dy, cx, cy - dy, nil
-	case "down":
-		return cx, cy - dy, cx, cy + dy, nil
-	case "left":
-		return cx + dx, cy, cx - dx, cy, nil
-	default:
-		return cx - dx, cy, cx + dx, cy, nil
-	}
+	x1, y1, x2, y2 = b.SwipeLine(direction)
+	return x1, y1, x2, y2, nil
 }

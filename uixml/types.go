@@ -38,6 +38,25 @@ type Node struct {
 // Center returns the centre point of r.
 func (r Rect) Center() (x, y int) { return (r.X1 + r.X2) / 2, (r.Y1 + r.Y2) / 2 }
 
+// SwipeLine is the stroke of a swipe in direction (up, down, left or
+// right: the way the finger moves) across r: 60% of r through its centre,
+// so it scrolls without starting on an edge. The agent's swipes and
+// `droidgo do swipe` are both drawn here.
+func (r Rect) SwipeLine(direction string) (x1, y1, x2, y2 int) {
+	cx, cy := r.Center()
+	dx, dy := (r.X2-r.X1)*3/10, (r.Y2-r.Y1)*3/10
+	switch direction {
+	case "up":
+		return cx, cy + dy, cx, cy - dy
+	case "down":
+		return cx, cy - dy, cx, cy + dy
+	case "left":
+		return cx + dx, cy, cx - dx, cy
+	default:
+		return cx - dx, cy, cx + dx, cy
+	}
+}
+
 // Element is one entry of the list the model sees.
 type Element struct {
 	Index    int    // position in the list, 0-based, document order

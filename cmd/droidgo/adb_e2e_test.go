@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/droidgo/droidgo/recording"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/recording"
 
 	"github.com/droidgo/droidgo/simulator"
 	"github.com/droidgo/droidgo/simulator/adbd"
@@ -56,10 +58,20 @@ func newADBRig(t *testing.T, scenario string, opts adbd.Options, connect bool) *
 
 func cli(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return cliWith(t, nil, args...)
+}
+
+// cliWith runs droidgo with the real dependencies, changed by setup.
+func cliWith(t *testing.T, setup func(*deps), args ...string) (int, string, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var out, errb bytes.Buffer
-	code := execute(ctx, args, strings.NewReader(""), &out, &errb)
+	d := newDeps(ctx, strings.NewReader(""), &out, &errb)
+	if setup != nil {
+		setup(d)
+	}
+	code := executeWith(d, args)
 	return code, out.String(), errb.String()
 }
 
@@ -117,6 +129,9 @@ func TestCLIDo(t *testing.T) {
 		{[]string{"do", "tap", "0"}, "tap element 0"},
 		{[]string{"do", "swipe", "up"}, "swiped up across the screen"},
 		{[]string{"do", "type", `"; reboot; echo "`}, "typed"},
+		{[]string{"do", "press_key", "home"}, "pressed home"},
+		{[]string{"do", "open_app", "Settings"}, "opened Settings"},
+		{[]string{"do", "type_text", "wifi", "0"}, "and typed \"wifi\""},
 	}
 	for _, s := range steps {
 		code, out, errs := cli(t, s.args...)
@@ -129,12 +144,14 @@ func TestCLIDo(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"do", "tap", "x"}, 2, "not a number"},
+		{[]string{"do", "tap", "x"}, 2, "index must be an integer"},
 		{[]string{"do", "tap", "9999"}, 1, "no element 9999"},
-		{[]string{"do", "key", "reboot"}, 2, "unknown key"},
+		{[]string{"do", "key", "reboot"}, 2, `key "reboot" is not valid`},
+		{[]string{"do", "press_key", "reboot"}, 2, `key "reboot" is not valid`},
 		{[]string{"do", "swipe", "sideways"}, 2, "direction"},
 		{[]string{"do", "fly"}, 2, "unknown action"},
 		{[]string{"do", "type", "a", "b"}, 2, "usage"},
+		{[]string{"do", "tap", "1", "2"}, 2, "usage"},
 		{[]string{"do", "open", "Clok"}, 1, "Clock"},
 		{[]string{"do", "type", "héllo"}, 1, "ADB Keyboard"},
 		{[]string{"do", "--device", "emulator-1", "key", "back"}, 1, "not found"},
@@ -332,10 +349,13 @@ func TestCLIRunFailures(t *testing.T) {
 	t.Run("dump fails", func(t *testing.T) {
 		r := newADBRig(t, "wifi", adbd.Options{}, true)
 		r.phone.FailNextDumps(1 << 20)
-		adbDumpRetryDelay = 10 * time.Millisecond
-		t.Cleanup(func() { adbDumpRetryDelay = 0 })
+		shortRetries := func(d *deps) {
+			d.openADB = func(ctx context.Context, serial string) (device.Device, string, error) {
+				return openADBDevice(ctx, d.adbClient, serial, 10*time.Millisecond)
+			}
+		}
 		rec := filepath.Join(t.TempDir(), "run.jsonl")
-		code, out, errs := cli(t, "run", "Turn on Wi-Fi", "--device", r.serial, "--model", wifiScript(t), "--no-tui", "--record", rec, "--poll", "20ms")
+		code, out, errs := cliWith(t, shortRetries, "run", "Turn on Wi-Fi", "--device", r.serial, "--model", wifiScript(t), "--no-tui", "--record", rec, "--poll", "20ms")
 		if code != 1 || !strings.Contains(out+errs, "could not get idle state on "+r.serial) {
 			t.Errorf("run with failing dumps = %d %q\nstdout: %s", code, errs, out)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -20,15 +19,14 @@ import (
 	"github.com/droidgo/droidgo/model"
 )
 
-func init() {
-	register(func(g *globals) *cobra.Command {
-		c := &cobra.Command{
-			Use:   "bench",
-			Short: "Benchmarks of the agent as a whole (see also 'droidgo model bench')",
-		}
-		c.AddCommand(newBenchAgentCmd(g))
-		return c
-	})
+// newBenchCmd is the group of the agent's benchmarks.
+func newBenchCmd(d *deps) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Benchmarks of the agent as a whole (see also 'droidgo model bench')",
+	}
+	c.AddCommand(newBenchAgentCmd(d))
+	return c
 }
 
 // benchStepJSON is one step of `bench agent --json`.
@@ -59,7 +57,7 @@ type benchAgentJSON struct {
 // model would otherwise think for the whole default budget.
 const benchThinkBudget = 64
 
-func newBenchAgentCmd(g *globals) *cobra.Command {
+func newBenchAgentCmd(d *deps) *cobra.Command {
 	var (
 		sim, modelPath        string
 		steps, threads        int
@@ -94,7 +92,7 @@ tokens. Sampling is the agent's (temperature 1, top-p 0.95).
 			if threads < 0 {
 				return usageErr(fmt.Errorf("--threads must not be negative, not %d", threads))
 			}
-			cfg, err := config.Load(os.Getenv)
+			cfg, err := config.Load(d.getenv)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -103,7 +101,7 @@ tokens. Sampling is the agent's (temperature 1, top-p 0.95).
 				path = cfg.Model
 			}
 			if path == "" {
-				p, ok := cachedDefaultModel()
+				p, ok := d.defaultModel()
 				if !ok {
 					return usageErr(errors.New("no model: pass --model FILE.gguf or download Spark with 'droidgo pull'"))
 				}
@@ -112,17 +110,12 @@ tokens. Sampling is the agent's (temperature 1, top-p 0.95).
 			if strings.HasPrefix(path, "script:") {
 				return usageErr(errors.New("bench agent needs a model file (GGUF or HF directory), not a script"))
 			}
-			if openSim == nil {
-				return usageErr(errors.New("the simulator is not built into this droidgo"))
-			}
-			ctx := g.ctx
-			dev, err := openSim(ctx, sim)
+			ctx := d.ctx
+			dev, err := d.openSim(ctx, sim)
 			if err != nil {
 				return usageErr(err)
 			}
-			if c, ok := dev.(io.Closer); ok {
-				defer c.Close()
-			}
+			defer closeDevice(dev)
 			task := ""
 			if t, ok := dev.(interface{ Task() string }); ok {
 				task = t.Task()
@@ -130,7 +123,7 @@ tokens. Sampling is the agent's (temperature 1, top-p 0.95).
 			if task == "" {
 				task = "Turn on Wi-Fi"
 			}
-			b, err := openLocalWith(cfg, path, localOpts{getenv: os.Getenv, threads: threads, cold: cold, unbatched: unbatch, warn: g.stderr})
+			b, err := openLocalWith(cfg, path, localOpts{getenv: d.getenv, threads: threads, cold: cold, unbatched: unbatch, warn: d.stderr})
 			if err != nil {
 				return err
 			}
@@ -190,10 +183,10 @@ tokens. Sampling is the agent's (temperature 1, top-p 0.95).
 				out.Steps = append(out.Steps, s)
 			}
 			if asJSON {
-				return json.NewEncoder(g.stdout).Encode(out)
+				return json.NewEncoder(d.stdout).Encode(out)
 			}
-			fmt.Fprintf(g.stdout, "%s, %d threads, sim %s: %s (%s)\n", out.Model, out.Threads, sim, res.Reason, map[bool]string{true: "success", false: "not done"}[res.Success])
-			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintf(d.stdout, "%s, %d threads, sim %s: %s (%s)\n", out.Model, out.Threads, sim, res.Reason, map[bool]string{true: "success", false: "not done"}[res.Success])
+			tw := tabwriter.NewWriter(d.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 			fmt.Fprintln(tw, "step\tprompt\tcached\tdisk\tttft s\tprefill s\tthink tok\tthink s\tanswer tok\tforced\tanswer s\toverhead s\ttotal s\t")
 			for _, s := range out.Steps {
 				fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.2f\t%.2f\t%d\t%.2f\t%d\t%d\t%.2f\t%.3f\t%.2f\t\n", s.Step, s.PromptTokens, s.CachedTokens, s.DiskTokens,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -14,15 +13,13 @@ import (
 // step with the issue's field names; the second run loads the prefix from
 // the disk cache, --cold does not; cache ls and clear see the entry.
 func TestBenchAgent(t *testing.T) {
-	hermetic(t)
-	useSim(t, nil)
+	t.Parallel()
+	h := newHarness(t)
 	path := localtest.Model(t, 7)
 	// One cache for all the commands (droidgo() would make a new one).
 	droidgo := func(t *testing.T, ctx context.Context, args ...string) result {
 		t.Helper()
-		var out, errb bytes.Buffer
-		code := execute(ctx, args, strings.NewReader(""), &out, &errb)
-		return result{code: code, stdout: out.String(), stderr: errb.String()}
+		return h.run(ctx, args...)
 	}
 	bench := func(extra ...string) benchAgentJSON {
 		t.Helper()
@@ -93,6 +90,7 @@ func TestBenchAgent(t *testing.T) {
 // run saves the prompt prefix by default; the setting (file, environment)
 // and --no-prompt-cache turn it off.
 func TestRunPromptCacheSetting(t *testing.T) {
+	t.Parallel()
 	path := localtest.Model(t, 7)
 	for _, tc := range []struct {
 		name  string
@@ -100,24 +98,20 @@ func TestRunPromptCacheSetting(t *testing.T) {
 		flag  bool
 		saved bool
 	}{{"default", "", false, true}, {"env off", "false", false, false}, {"flag off", "", true, false}} {
-		hermetic(t)
-		useSim(t, nil)
-		cache := t.TempDir()
-		t.Setenv("XDG_CACHE_HOME", cache)
-		t.Setenv("DROIDGO_PROMPT_CACHE", tc.env)
+		h := newHarness(t)
+		h.env["XDG_CACHE_HOME"] = t.TempDir()
+		h.env["DROIDGO_PROMPT_CACHE"] = tc.env
 		args := []string{"run", "--sim", "wifi", "--model", path, "--json", "--max-steps", "1", "--no-think"}
 		if tc.flag {
 			args = append(args, "--no-prompt-cache")
 		}
-		var out, errb bytes.Buffer
-		if code := execute(context.Background(), args, strings.NewReader(""), &out, &errb); code != 0 && code != 1 {
-			t.Fatalf("%s: exit %d: %s", tc.name, code, errb.String())
+		if r := h.run(context.Background(), args...); r.code != 0 && r.code != 1 {
+			t.Fatalf("%s: exit %d: %s", tc.name, r.code, r.stderr)
 		}
-		var o, e bytes.Buffer
-		execute(context.Background(), []string{"cache", "ls", "--json"}, strings.NewReader(""), &o, &e)
-		saved := !strings.Contains(o.String(), `"entries":[]`)
+		o := h.run(context.Background(), "cache", "ls", "--json")
+		saved := !strings.Contains(o.stdout, `"entries":[]`)
 		if saved != tc.saved {
-			t.Errorf("%s: saved = %v: %s", tc.name, saved, o.String())
+			t.Errorf("%s: saved = %v: %s", tc.name, saved, o.stdout)
 		}
 	}
 }

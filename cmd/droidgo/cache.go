@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -11,8 +10,6 @@ import (
 
 	"github.com/droidgo/droidgo/model/kvcache"
 )
-
-func init() { register(newCacheCmd) }
 
 // cacheEntryJSON is one entry of `cache ls --json`.
 type cacheEntryJSON struct {
@@ -26,7 +23,7 @@ type cacheEntryJSON struct {
 	Used    time.Time `json:"used"`
 }
 
-func newCacheCmd(g *globals) *cobra.Command {
+func newCacheCmd(d *deps) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "cache",
 		Short: "List or clear the prompt cache (the saved KV state of fixed prompt prefixes)",
@@ -38,7 +35,7 @@ and the format version, checksummed, and bounded to 2 GiB in total (least
 recently used removed first). The setting prompt_cache (DROIDGO_PROMPT_CACHE,
 run --no-prompt-cache) turns it off.`,
 	}
-	dir := func() string { return kvcache.Dir(os.Getenv) }
+	dir := func() string { return kvcache.Dir(d.getenv) }
 	var lsJSON, clearJSON bool
 	ls := &cobra.Command{
 		Use:   "ls [--json]",
@@ -57,17 +54,17 @@ run --no-prompt-cache) turns it off.`,
 				out = append(out, cacheEntryJSON{e.Key, e.Path, e.Model, e.Tokens, e.KV, e.Bytes, e.Created, e.Used})
 			}
 			if lsJSON {
-				return json.NewEncoder(g.stdout).Encode(struct {
+				return json.NewEncoder(d.stdout).Encode(struct {
 					Dir        string           `json:"dir"`
 					Entries    []cacheEntryJSON `json:"entries"`
 					TotalBytes int64            `json:"total_bytes"`
 				}{kc.Dir, out, total})
 			}
-			fmt.Fprintf(g.stdout, "prompt cache: %s (%d entries, %s)\n", kc.Dir, len(out), modelHuman(total))
+			fmt.Fprintf(d.stdout, "prompt cache: %s (%d entries, %s)\n", kc.Dir, len(out), modelHuman(total))
 			if len(out) == 0 {
 				return nil
 			}
-			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(d.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "KEY\tMODEL\tTOKENS\tKV\tSIZE\tLAST USED")
 			for _, e := range out {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", e.Key[:12], sanitizeCell(e.Model), e.Tokens, sanitizeCell(e.KVType), modelHuman(e.Bytes), e.Used.Local().Format("2006-01-02 15:04"))
@@ -87,13 +84,13 @@ run --no-prompt-cache) turns it off.`,
 				return err
 			}
 			if clearJSON {
-				return json.NewEncoder(g.stdout).Encode(struct {
+				return json.NewEncoder(d.stdout).Encode(struct {
 					Dir     string `json:"dir"`
 					Removed int    `json:"removed"`
 					Bytes   int64  `json:"bytes"`
 				}{kc.Dir, n, size})
 			}
-			fmt.Fprintf(g.stdout, "removed %d entries (%s) from %s\n", n, modelHuman(size), kc.Dir)
+			fmt.Fprintf(d.stdout, "removed %d entries (%s) from %s\n", n, modelHuman(size), kc.Dir)
 			return nil
 		},
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -12,9 +11,7 @@ import (
 	"github.com/droidgo/droidgo/internal/termsafe"
 )
 
-func init() { register(newConfigCmd) }
-
-func newConfigCmd(g *globals) *cobra.Command {
+func newConfigCmd(d *deps) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "config",
@@ -30,7 +27,7 @@ three when a command runs). The file is $XDG_CONFIG_HOME/droidgo/config.toml
     sensitive = ["Pay", "Buy", "Send", "Delete", "Transfer"]`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := config.Load(os.Getenv)
+			cfg, err := config.Load(d.getenv)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -48,10 +45,10 @@ three when a command runs). The file is $XDG_CONFIG_HOME/droidgo/config.toml
 				for _, k := range config.Keys {
 					out.Settings = append(out.Settings, entry{k.Name, cfg.Value(k.Name), cfg.Sources[k.Name], k.Env})
 				}
-				return json.NewEncoder(g.stdout).Encode(out)
+				return json.NewEncoder(d.stdout).Encode(out)
 			}
-			fmt.Fprintf(termsafe.NewWriter(g.stdout), "configuration file: %s\n\n", cfg.Path)
-			tw := tabwriter.NewWriter(termsafe.NewWriter(g.stdout), 0, 4, 2, ' ', 0)
+			fmt.Fprintf(termsafe.NewWriter(d.stdout), "configuration file: %s\n\n", cfg.Path)
+			tw := tabwriter.NewWriter(termsafe.NewWriter(d.stdout), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SETTING\tVALUE\tFROM\tENV")
 			for _, k := range config.Keys {
 				v := cfg.Value(k.Name)

@@ -12,9 +12,7 @@ import (
 	"github.com/droidgo/droidgo/internal/termsafe"
 )
 
-func init() { register(newConnectCmd) }
-
-func newConnectCmd(g *globals) *cobra.Command {
+func newConnectCmd(d *deps) *cobra.Command {
 	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "connect HOST:PORT",
@@ -29,17 +27,17 @@ is ready. Its serial is then HOST:PORT.`,
 			if err := checkHostPort(hp); err != nil {
 				return usageErr(err)
 			}
-			cl, err := newADBClient()
+			cl, err := d.adbClient()
 			if err != nil {
 				return usageErr(err)
 			}
-			if _, err := cl.Connect(g.ctx, hp); err != nil {
+			if _, err := cl.Connect(d.ctx, hp); err != nil {
 				return err
 			}
-			if err := cl.WaitState(g.ctx, hp, timeout); err != nil {
+			if err := cl.WaitState(d.ctx, hp, timeout); err != nil {
 				return err
 			}
-			info, err := cl.Select(g.ctx, hp)
+			info, err := cl.Select(d.ctx, hp)
 			if err != nil {
 				return err
 			}
@@ -47,7 +45,7 @@ is ready. Its serial is then HOST:PORT.`,
 			if info.Model != "" {
 				model = " (" + info.Model + ")"
 			}
-			fmt.Fprintf(termsafe.NewWriter(g.stdout), "connected to %s%s\n", hp, model)
+			fmt.Fprintf(termsafe.NewWriter(d.stdout), "connected to %s%s\n", hp, model)
 			return nil
 		},
 	}

@@ -14,6 +14,7 @@ import (
 // malformed connect address, unknown subcommands at any level, an unknown
 // scenario in every command that takes one, and do's argument checks.
 func TestUsageExitCodes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		msg  string
@@ -55,13 +56,14 @@ func TestUsageExitCodes(t *testing.T) {
 // TestSimServeBannerSuggestsARunnableCommand: the banner's run command
 // names the scenario's task (without one, `run --device` exits 2).
 func TestSimServeBannerSuggestsARunnableCommand(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	h := newHarness(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb strings.Builder
 	done := make(chan int, 1)
 	pr, pw := io.Pipe()
 	go func() {
-		done <- execute(ctx, []string{"sim", "serve", "--scenario", "wifi", "--port", "0"}, strings.NewReader(""), pw, &errb)
+		done <- executeWith(h.deps(ctx, strings.NewReader(""), pw, &errb), []string{"sim", "serve", "--scenario", "wifi", "--port", "0"})
 		pw.Close()
 	}()
 	br := bufio.NewReader(pr)
@@ -84,6 +86,7 @@ func TestSimServeBannerSuggestsARunnableCommand(t *testing.T) {
 // warning, a failed check quotes the scenario's task, not the user's, and
 // one step is "1 step".
 func TestSimulatorChecksItsOwnTask(t *testing.T) {
+	t.Parallel()
 	r := droidgo(t, context.Background(), "run", "Set an alarm for 7:00", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui")
 	if !strings.Contains(r.stdout, `warning:  the task is not scenario wifi's task ("Turn on Wi-Fi")`) {
 		t.Errorf("no warning for a task that is not the scenario's:\n%s", r.stdout)

@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
+	"sort"
 	"strings"
 	"time"
 
@@ -14,63 +15,70 @@ import (
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/device"
 	"github.com/droidgo/droidgo/internal/termsafe"
+	"github.com/droidgo/droidgo/toolparse"
 	"github.com/droidgo/droidgo/uixml"
 )
 
-func init() { register(newDoCmd) }
+// doTools are the tools `droidgo do` carries out: the model's, without
+// wait and task_complete, which do nothing on the phone.
+var doTools = slices.DeleteFunc(slices.Clone(action.Tools), func(t action.Tool) bool {
+	return t.Name == action.Wait || t.Name == action.TaskComplete
+})
 
-// doActions are the verbs of `droidgo do`, with their argument names.
-var doActions = []struct{ verb, arg, help string }{
-	{"tap", "INDEX", "tap the centre of element INDEX of the current screen"},
-	{"long-press", "INDEX", "long-press the centre of element INDEX"},
-	{"type", "TEXT", "type TEXT into the focused field (one argument: quote it)"},
-	{"swipe", "DIR [INDEX]", "swipe up|down|left|right across the screen, or inside element INDEX"},
-	{"key", "NAME", "press a key: " + strings.Join(action.KeyNames(), ", ")},
-	{"open", "APP", "open an app by label (Settings) or package (com.android.settings)"},
+// doAliases are the verbs `droidgo do` took before it took the tool names.
+var doAliases = map[string]string{
+	"long-press": action.LongPress,
+	"type":       action.TypeText,
+	"key":        action.PressKey,
+	"open":       action.OpenApp,
 }
 
-func newDoCmd(g *globals) *cobra.Command {
+func newDoCmd(d *deps) *cobra.Command {
 	var serial string
 	var long strings.Builder
-	long.WriteString("Run one action on the ADB device, to check a setup by hand. Element indexes\nare the ones `droidgo screen` prints; each tap or long-press takes a fresh dump.\n\nActions:\n")
-	for _, a := range doActions {
-		fmt.Fprintf(&long, "  %-22s %s\n", a.verb+" "+a.arg, a.help)
+	long.WriteString("Run one action on the ADB device, to check a setup by hand. The actions are\nthe model's tools, and their arguments are checked as the model's are; the\narguments fill the tool's parameters in order. Element indexes are the ones\n`droidgo screen` prints; each action on an element takes a fresh dump and\nuses the point the agent would.\n\nActions:\n")
+	for _, t := range doTools {
+		fmt.Fprintf(&long, "  %-26s %s\n", doUsage(t), t.Description)
 	}
+	fmt.Fprintf(&long, "\nKeys: %s.\nThe old verbs %s still work.\n", strings.Join(action.KeyNames(), ", "), aliasList())
 	c := &cobra.Command{
-		Use:   "do [--device SERIAL] ACTION ARG...",
-		Short: "Run one action (tap, long-press, type, swipe, key, open) on the phone",
+		Use:   "do [--device SERIAL] TOOL ARG...",
+		Short: "Run one action (tap, long_press, type_text, swipe, press_key, open_app) on the phone",
 		Long:  long.String(),
 		Example: `  droidgo do tap 3
-  droidgo do --device 127.0.0.1:40123 type "hello world"
+  droidgo do --device 127.0.0.1:40123 type_text "hello world"
+  droidgo do type_text "hello" 5
   droidgo do swipe up
-  droidgo do key back
-  droidgo do open Settings`,
+  droidgo do press_key back
+  droidgo do open_app Settings`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if openADB == nil {
-				return errors.New("this build has no ADB support")
-			}
 			// Flags stop at the action (so text may start with "-"), but
-			// "do type --help" asks for help, not to type "--help"; to
-			// type that, "do type -- --help".
+			// "do type_text --help" asks for help, not to type "--help";
+			// to type that, "do type_text -- --help".
 			if len(args) == 2 && (args[1] == "--help" || args[1] == "-h") {
 				return cmd.Help()
 			}
 			if len(args) > 1 && args[1] == "--" {
 				args = append(args[:1:1], args[2:]...)
 			}
-			if err := checkDoArgs(args); err != nil {
+			call, notes, err := doCall(args)
+			if err != nil {
 				return usageErr(err)
 			}
-			dev, name, err := openADB(g.ctx, serial)
+			for _, n := range notes {
+				fmt.Fprintf(termsafe.NewWriter(d.stderr), "droidgo: note: %s\n", n)
+			}
+			dev, name, err := d.openDevice(d.ctx, "", serial)
 			if err != nil {
 				return err
 			}
-			msg, err := runDo(g.ctx, dev, args)
+			defer closeDevice(dev)
+			msg, err := runDo(d.ctx, dev, call)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(termsafe.NewWriter(g.stdout), "%s: %s\n", name, msg)
+			fmt.Fprintf(termsafe.NewWriter(d.stdout), "%s: %s\n", name, msg)
 			return nil
 		},
 	}
@@ -79,150 +87,160 @@ func newDoCmd(g *globals) *cobra.Command {
 	return c
 }
 
-// checkDoArgs validates the action and its argument count before any device
-// is touched.
-func checkDoArgs(args []string) error {
-	verb := args[0]
-	want := map[string][2]int{"tap": {1, 1}, "long-press": {1, 1}, "type": {1, 1}, "swipe": {1, 2}, "key": {1, 1}, "open": {1, 1}}
-	n, ok := want[verb]
-	if !ok {
-		var verbs []string
-		for _, a := range doActions {
-			verbs = append(verbs, a.verb)
+// doUsage is how t is written after `droidgo do`: "swipe DIRECTION [INDEX]".
+func doUsage(t action.Tool) string {
+	parts := []string{t.Name}
+	for _, p := range t.Params {
+		arg := strings.ToUpper(p.Name)
+		if !p.Required {
+			arg = "[" + arg + "]"
 		}
-		return fmt.Errorf("unknown action %q: want one of %s", verb, strings.Join(verbs, ", "))
+		parts = append(parts, arg)
 	}
-	if got := len(args) - 1; got < n[0] || got > n[1] {
-		for _, a := range doActions {
-			if a.verb == verb {
-				return fmt.Errorf("usage: droidgo do %s %s", verb, a.arg)
-			}
-		}
-	}
-	switch verb {
-	case "tap", "long-press":
-		if _, err := parseIndex(args[1]); err != nil {
-			return err
-		}
-	case "swipe":
-		if !slices.Contains(action.Directions, args[1]) {
-			return fmt.Errorf("swipe direction %q: want one of %s", args[1], strings.Join(action.Directions, ", "))
-		}
-		if len(args) == 3 {
-			if _, err := parseIndex(args[2]); err != nil {
-				return err
-			}
-		}
-	case "type":
-		if args[1] == "" {
-			return errors.New("nothing to type: give the text, e.g. droidgo do type \"hello\"")
-		}
-	case "key":
-		if _, ok := action.Keys[args[1]]; !ok {
-			return fmt.Errorf("unknown key %q: want one of %s", args[1], strings.Join(action.KeyNames(), ", "))
-		}
-	}
-	return nil
+	return strings.Join(parts, " ")
 }
 
-func parseIndex(s string) (int, error) {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("element index %q is not a number >= 0", s)
+// aliasList names the old verbs and the tools they stand for.
+func aliasList() string {
+	var out []string
+	for verb, tool := range doAliases {
+		out = append(out, verb+" ("+tool+")")
 	}
-	return n, nil
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// doCall reads `TOOL ARG...` as a call: the arguments fill the tool's
+// parameters in the order the action space declares them, and the call
+// goes through the schema check the model's calls go through
+// (toolparse.Coerce, then action.Validate) before any device is touched.
+// notes are the repairs Coerce made (a key written KEYCODE_BACK).
+func doCall(args []string) (call action.Call, notes []string, err error) {
+	name := args[0]
+	if tool, ok := doAliases[name]; ok {
+		name = tool
+	}
+	// Coerce resolves a name in another case or spelling (Tap, longPress).
+	probe, _, _ := toolparse.Coerce(action.Call{Name: name}, doTools)
+	t, ok := action.Lookup(doTools, probe.Name)
+	if !ok {
+		return action.Call{}, nil, fmt.Errorf("unknown action %q: want one of %s (or the old verbs %s)", args[0], strings.Join(action.Names(doTools), ", "), aliasList())
+	}
+	if len(args)-1 > len(t.Params) {
+		return action.Call{}, nil, fmt.Errorf("usage: droidgo do %s (%s takes %s; quote text with spaces)", doUsage(t), t.Name, t.ParamList())
+	}
+	call = action.Call{Name: name, Arguments: map[string]any{}}
+	for i, v := range args[1:] {
+		call.Arguments[t.Params[i].Name] = argValue(t.Params[i], v)
+	}
+	call, notes, err = toolparse.Coerce(call, doTools)
+	if err == nil {
+		err = action.Validate(call, doTools)
+	}
+	if err != nil {
+		return action.Call{}, nil, fmt.Errorf("%w (usage: droidgo do %s)", err, doUsage(t))
+	}
+	if call.Name == action.TypeText && call.Arguments["text"] == "" {
+		return action.Call{}, nil, errors.New("nothing to type: give the text, e.g. droidgo do type_text \"hello\"")
+	}
+	return call, notes, nil
+}
+
+// argValue is a command-line word as the value of p: a numeric parameter
+// gets a number written as JSON writes it as a number, as a model's JSON
+// call would carry it, so Coerce reads it without a repair; anything else
+// stays a string for Coerce to read or refuse.
+func argValue(p action.Param, s string) any {
+	if p.Type != action.String && s != "" && (s[0] == '-' || s[0] >= '0' && s[0] <= '9') && json.Valid([]byte(s)) {
+		return json.Number(s)
+	}
+	return s
 }
 
 // element dumps the screen and returns element i with its node.
-func element(ctx context.Context, dev device.Device, i int) (*uixml.Screen, uixml.Element, uixml.Node, error) {
+func element(ctx context.Context, dev device.Device, i int) (uixml.Element, uixml.Node, error) {
 	xml, err := dev.Dump(ctx)
 	if err != nil {
-		return nil, uixml.Element{}, uixml.Node{}, err
+		return uixml.Element{}, uixml.Node{}, err
 	}
 	scr, err := uixml.Parse(xml)
 	if err != nil {
-		return nil, uixml.Element{}, uixml.Node{}, fmt.Errorf("read the screen: %w", err)
+		return uixml.Element{}, uixml.Node{}, fmt.Errorf("read the screen: %w", err)
 	}
-	if i >= len(scr.Elements) {
-		return nil, uixml.Element{}, uixml.Node{}, fmt.Errorf("the screen has %d elements (0-%d); there is no element %d", len(scr.Elements), len(scr.Elements)-1, i)
+	el, node, ok := scr.ElementByIndex(i)
+	if !ok {
+		return uixml.Element{}, uixml.Node{}, fmt.Errorf("the screen has %d elements (%s); there is no element %d", len(scr.Elements), scr.IndexRange(), i)
 	}
-	el := scr.Elements[i]
-	return scr, el, scr.Nodes[el.Node], nil
+	return el, node, nil
 }
 
-// runDo carries out one checked action and describes what it did.
-func runDo(ctx context.Context, dev device.Device, args []string) (string, error) {
-	switch verb := args[0]; verb {
-	case "tap", "long-press":
-		i, _ := parseIndex(args[1])
-		_, el, node, err := element(ctx, dev, i)
-		if err != nil {
+// runDo carries out one checked call and describes what it did. An
+// element is tapped where the agent taps it (uixml.Element's X, Y: the
+// centre of what is on screen), and a swipe is the agent's stroke
+// (uixml.Rect.SwipeLine).
+func runDo(ctx context.Context, dev device.Device, call action.Call) (string, error) {
+	str := func(k string) string { s, _ := call.Arguments[k].(string); return s }
+	index, hasIndex := call.Arguments["index"].(int64)
+	var el uixml.Element
+	var node uixml.Node
+	if hasIndex {
+		var err error
+		if el, node, err = element(ctx, dev, int(index)); err != nil {
 			return "", err
 		}
-		x, y := node.Bounds.Center()
-		if verb == "tap" {
-			err = dev.Tap(ctx, x, y)
+	}
+	switch call.Name {
+	case action.Tap, action.LongPress:
+		var err error
+		verb := "tap"
+		if call.Name == action.Tap {
+			err = dev.Tap(ctx, el.X, el.Y)
 		} else {
-			err = dev.LongPress(ctx, x, y)
+			verb = "long press"
+			err = dev.LongPress(ctx, el.X, el.Y)
 		}
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s element %d %q at (%d,%d)", strings.ReplaceAll(verb, "-", " "), i, el.Label, x, y), nil
-	case "type":
-		if err := dev.Type(ctx, args[1]); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("typed %q", args[1]), nil
-	case "swipe":
-		var b uixml.Rect
-		where := "the screen"
-		if len(args) == 3 {
-			i, _ := parseIndex(args[2])
-			_, el, node, err := element(ctx, dev, i)
-			if err != nil {
+		return fmt.Sprintf("%s element %d %q at (%d,%d)", verb, index, el.Label, el.X, el.Y), nil
+	case action.TypeText:
+		text := str("text")
+		did := ""
+		if hasIndex {
+			if err := dev.Tap(ctx, el.X, el.Y); err != nil {
 				return "", err
 			}
-			b, where = node.Bounds, fmt.Sprintf("element %d %q", i, el.Label)
-		} else {
+			did = fmt.Sprintf("tapped element %d %q at (%d,%d) and ", index, el.Label, el.X, el.Y)
+		}
+		if err := dev.Type(ctx, text); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%styped %q", did, text), nil
+	case action.Swipe:
+		dir := str("direction")
+		b, where := node.Bounds, fmt.Sprintf("element %d %q", index, el.Label)
+		if !hasIndex {
 			w, h, err := dev.Size(ctx)
 			if err != nil {
 				return "", err
 			}
-			b = uixml.Rect{X2: w, Y2: h}
+			b, where = uixml.Rect{X2: w, Y2: h}, "the screen"
 		}
-		x1, y1, x2, y2 := swipeLine(b, args[1])
+		x1, y1, x2, y2 := b.SwipeLine(dir)
 		if err := dev.Swipe(ctx, x1, y1, x2, y2, 300*time.Millisecond); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("swiped %s across %s, (%d,%d) to (%d,%d)", args[1], where, x1, y1, x2, y2), nil
-	case "key":
-		if err := dev.Key(ctx, args[1]); err != nil {
+		return fmt.Sprintf("swiped %s across %s, (%d,%d) to (%d,%d)", dir, where, x1, y1, x2, y2), nil
+	case action.PressKey:
+		if err := dev.Key(ctx, str("key")); err != nil {
 			return "", err
 		}
-		return "pressed " + args[1], nil
-	case "open":
-		if err := dev.OpenApp(ctx, args[1]); err != nil {
+		return "pressed " + str("key"), nil
+	case action.OpenApp:
+		if err := dev.OpenApp(ctx, str("name")); err != nil {
 			return "", err
 		}
-		return "opened " + args[1], nil
+		return "opened " + str("name"), nil
 	}
-	return "", fmt.Errorf("unknown action %q", args[0])
-}
-
-// swipeLine is a stroke over 60% of b through its centre, in the direction
-// the finger moves, the same geometry the agent loop uses.
-func swipeLine(b uixml.Rect, dir string) (x1, y1, x2, y2 int) {
-	cx, cy := b.Center()
-	dx, dy := (b.X2-b.X1)*3/10, (b.Y2-b.Y1)*3/10
-	switch dir {
-	case "up":
-		return cx, cy + dy, cx, cy - dy
-	case "down":
-		return cx, cy - dy, cx, cy + dy
-	case "left":
-		return cx + dx, cy, cx - dx, cy
-	default:
-		return cx - dx, cy, cx + dx, cy
-	}
+	return "", fmt.Errorf("%s cannot be done on a phone", call.Name)
 }

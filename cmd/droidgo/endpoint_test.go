@@ -95,15 +95,16 @@ func scriptServer(t *testing.T, scriptPath string, parsedCalls bool) (*httptest.
 // TestRunWithEndpoint drives the Wi-Fi scenario through a real HTTP
 // server, in both of the shapes servers answer in.
 func TestRunWithEndpoint(t *testing.T) {
+	t.Parallel()
 	for _, parsed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("parsed=%v", parsed), func(t *testing.T) {
-			useSim(t, nil)
+			h := newHarness(t)
 			srv, reqs := scriptServer(t, filepath.Join(fixturesDir, "scripts", "wifi.txt"), parsed)
-			r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--endpoint", srv.URL, "--model-name", "spark", "--no-tui", "--poll", "1ms")
+			r := h.run(context.Background(), "run", "--sim", "wifi", "--endpoint", srv.URL, "--model-name", "spark", "--no-tui", "--poll", "1ms")
 			if r.code != 0 {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
-			if !simHook.last.Success() {
+			if !h.lastPhone().Success() {
 				t.Fatal("exit 0 but Wi-Fi is not on")
 			}
 			if len(*reqs) != 5 {
@@ -124,25 +125,26 @@ func TestRunWithEndpoint(t *testing.T) {
 }
 
 func TestRunEndpointErrors(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		io.WriteString(w, `{"error":{"message":"invalid api key"}}`)
 	}))
 	defer srv.Close()
-	useSim(t, nil)
-	r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--endpoint", srv.URL, "--model-name", "m", "--no-tui", "--poll", "1ms")
+	h := newHarness(t)
+	r := h.run(context.Background(), "run", "--sim", "wifi", "--endpoint", srv.URL, "--model-name", "m", "--no-tui", "--poll", "1ms")
 	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "DROIDGO_API_KEY") {
 		t.Errorf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	r = droidgo(t, context.Background(), "run", "--sim", "wifi", "--endpoint", "ftp://x", "--no-tui")
+	r = h.run(context.Background(), "run", "--sim", "wifi", "--endpoint", "ftp://x", "--no-tui")
 	if r.code != 2 || !strings.Contains(r.stderr, "not an http(s) URL") {
 		t.Errorf("bad URL: exit %d %s", r.code, r.stderr)
 	}
-	r = droidgo(t, context.Background(), "run", "--sim", "wifi", "--endpoint", srv.URL, "--model", "script:x.txt", "--no-tui")
+	r = h.run(context.Background(), "run", "--sim", "wifi", "--endpoint", srv.URL, "--model", "script:x.txt", "--no-tui")
 	if r.code != 2 || !strings.Contains(r.stderr, "give only one") {
 		t.Errorf("both: exit %d %s", r.code, r.stderr)
 	}
-	r = droidgo(t, context.Background(), "run", "--sim", "wifi", "--no-tui")
+	r = h.run(context.Background(), "run", "--sim", "wifi", "--no-tui")
 	if r.code != 2 || !strings.Contains(r.stderr, "droidgo pull") {
 		t.Errorf("no model: exit %d %s", r.code, r.stderr)
 	}
@@ -153,6 +155,7 @@ func TestRunEndpointErrors(t *testing.T) {
 // ignores max_tokens and streams without end (each turn is cut at the
 // budget with a warning; the run ends instead of eating memory).
 func TestEndpointBounds(t *testing.T) {
+	t.Parallel()
 	two := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"object":"list","data":[{"id":"spark-a"},{"id":"spark-b"}]}`)
 	}))

@@ -22,11 +22,9 @@ import (
 	"github.com/droidgo/droidgo/model/script"
 )
 
-func init() { register(newEvalCmd) }
-
 // evalOptions are the inputs of `droidgo eval`.
 type evalOptions struct {
-	g *globals
+	d *deps
 
 	suites      []string
 	model       string
@@ -41,12 +39,11 @@ type evalOptions struct {
 	out         string
 	json        bool
 
-	set    map[string]bool
-	getenv func(string) string
+	set map[string]bool
 }
 
-func newEvalCmd(g *globals) *cobra.Command {
-	o := &evalOptions{g: g, getenv: os.Getenv}
+func newEvalCmd(d *deps) *cobra.Command {
+	o := &evalOptions{d: d}
 	c := &cobra.Command{
 		Use:   "eval",
 		Short: "Measure the agent on task and decision suites (no emulator needed)",
@@ -86,16 +83,16 @@ not run; 2 on a usage error.`,
 	f.IntVar(&o.repeat, "repeat", 1, "run every task and case `K` times")
 	f.IntVar(&o.maxSteps, "max-steps", loop.DefaultMaxSteps, "step budget per task")
 	f.BoolVar(&o.noThink, "no-think", false, "turn the model's reasoning off")
-	f.IntVar(&o.thinkBudget, "think-budget", 1024, "reasoning tokens per step before the reasoning is closed (0: no limit)")
+	f.IntVar(&o.thinkBudget, "think-budget", config.DefaultThinkBudget, "reasoning tokens per step before the reasoning is closed (0: no limit)")
 	f.StringVar(&o.filter, "filter", "", "run only the tasks and cases whose SUITE/NAME matches `REGEXP`")
 	f.StringVar(&o.out, "out", "", "write results.json, report.html and a recording per task run to `DIR`")
 	f.BoolVar(&o.json, "json", false, "print results.json to stdout")
-	c.AddCommand(newEvalCompareCmd(g))
+	c.AddCommand(newEvalCompareCmd(d))
 	return c
 }
 
 func runEval(o *evalOptions) error {
-	g := o.g
+	d := o.d
 	switch {
 	case o.parallel < 1:
 		return usageErr(fmt.Errorf("--parallel must be at least 1, not %d", o.parallel))
@@ -112,8 +109,8 @@ func runEval(o *evalOptions) error {
 		}
 	}
 	// The settings follow droidgo run's: defaults < file < environment < flags.
-	ro := &runOptions{g: g, model: o.model, endpoint: o.endpoint, modelName: o.modelName,
-		maxSteps: o.maxSteps, noThink: o.noThink, thinkBudget: o.thinkBudget, set: o.set, getenv: o.getenv,
+	ro := &runOptions{d: d, model: o.model, endpoint: o.endpoint, modelName: o.modelName,
+		maxSteps: o.maxSteps, noThink: o.noThink, thinkBudget: o.thinkBudget, set: o.set,
 		sensitive: loop.DefaultSensitive}
 	cfg, err := ro.settings()
 	if err != nil {
@@ -143,15 +140,15 @@ func runEval(o *evalOptions) error {
 		}
 	}
 
-	ctx, cancel := context.WithCancel(g.ctx)
+	ctx, cancel := context.WithCancel(d.ctx)
 	defer cancel()
-	models, name, closeModels, err := evalModels(ctx, cfg)
+	models, name, closeModels, err := d.evalModels(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer closeModels()
 	if o.parallel > 1 && strings.HasPrefix(name, "spark:") {
-		fmt.Fprintf(g.stderr, "droidgo: note: the in-process engine serves one request at a time; --parallel %d only queues the phones (it helps with a server)\n", o.parallel)
+		fmt.Fprintf(d.stderr, "droidgo: note: the in-process engine serves one request at a time; --parallel %d only queues the phones (it helps with a server)\n", o.parallel)
 	}
 
 	opts := eval.Options{
@@ -159,11 +156,11 @@ func runEval(o *evalOptions) error {
 		Parallel: o.parallel, Repeat: o.repeat, MaxSteps: cfg.MaxSteps,
 		Think: cfg.Think, ThinkBudget: cfg.ThinkBudget, Constrain: cfg.Constrain, Sensitive: cfg.Sensitive,
 		Filter: filter, Out: o.out,
-		Now: testClock.now, Sleep: testClock.sleep,
+		Now: d.now, Sleep: d.sleep,
 		Config: eval.Config{Suites: specs, Parallel: o.parallel, Repeat: o.repeat, MaxSteps: cfg.MaxSteps,
 			Think: cfg.Think, ThinkBudget: cfg.ThinkBudget, Filter: o.filter, Endpoint: cfg.Endpoint},
 	}
-	opts.Progress = newEvalProgress(g.stderr)
+	opts.Progress = newEvalProgress(d.stderr, d.isTerminal(d.stderr))
 	res, runErr := eval.Run(ctx, suites, opts)
 	if res == nil {
 		return runErr
@@ -175,13 +172,13 @@ func runEval(o *evalOptions) error {
 		}
 	}
 	if o.json {
-		if err := res.WriteJSON(g.stdout); err != nil {
+		if err := res.WriteJSON(d.stdout); err != nil {
 			return err
 		}
 	} else {
-		eval.WriteSummary(g.stdout, res)
+		eval.WriteSummary(d.stdout, res)
 		if o.out != "" {
-			fmt.Fprintf(g.stdout, "wrote %s and %s\n", filepath.Join(o.out, "results.json"), filepath.Join(o.out, "report.html"))
+			fmt.Fprintf(d.stdout, "wrote %s and %s\n", filepath.Join(o.out, "results.json"), filepath.Join(o.out, "report.html"))
 		}
 	}
 	return runErr
@@ -210,15 +207,15 @@ func writeEvalOut(dir string, res *eval.Results) error {
 // evalModels returns how each run gets its backend: scripts are opened
 // fresh per run (a script plays from its first turn); a model file or a
 // server is opened once and shared.
-func evalModels(ctx context.Context, cfg *config.Config) (eval.ModelFunc, string, func(), error) {
+func (d *deps) evalModels(ctx context.Context, cfg *config.Config) (eval.ModelFunc, string, func(), error) {
 	if rest, ok := strings.CutPrefix(cfg.Model, "script:"); ok && (cfg.Endpoint == "" || sourceRank(cfg.Sources["model"]) > sourceRank(cfg.Sources["endpoint"])) {
-		f, err := eval.ScriptModels(rest, script.Options{Sleep: testClock.sleep, Now: testClock.now})
+		f, err := eval.ScriptModels(rest, script.Options{Sleep: d.sleep, Now: d.now})
 		if err != nil {
 			return nil, "", nil, err // the flag is fine; the file cannot be played
 		}
 		return f, "script:" + filepath.Base(strings.SplitN(rest, "?", 2)[0]), func() {}, nil
 	}
-	b, err := chooseModelFor(ctx, cfg)
+	b, err := d.chooseModelFor(ctx, cfg)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -245,11 +242,11 @@ func sourceRank(src string) int {
 
 // chooseModelFor opens a model file or a server, once, for every run.
 // Failing to open it means the evaluation cannot run: exit 1.
-func chooseModelFor(ctx context.Context, cfg *config.Config) (model.Backend, error) {
+func (d *deps) chooseModelFor(ctx context.Context, cfg *config.Config) (model.Backend, error) {
 	if cfg.Model != "" && cfg.Endpoint != "" && sourceRank(cfg.Sources["model"]) == sourceRank(cfg.Sources["endpoint"]) {
 		return nil, usageErr(fmt.Errorf("both a model (%s) and an endpoint (%s) are set by %s; give only one", cfg.Model, cfg.Endpoint, cfg.Sources["model"]))
 	}
-	b, err := chooseModel(ctx, cfg)
+	b, err := d.chooseModel(ctx, cfg)
 	var ee *exitError
 	if errors.As(err, &ee) && ee.err != nil {
 		// chooseModel's errors are usage errors for droidgo run; here the
@@ -260,9 +257,8 @@ func chooseModelFor(ctx context.Context, cfg *config.Config) (model.Backend, err
 }
 
 // newEvalProgress reports progress on w: one self-overwriting line on a
-// terminal, plain lines otherwise.
-func newEvalProgress(w io.Writer) func(eval.Progress) {
-	tty := writerIsTerminal(w)
+// terminal (tty), plain lines otherwise.
+func newEvalProgress(w io.Writer, tty bool) func(eval.Progress) {
 	return func(p eval.Progress) {
 		eta := p.ETA().Round(time.Second)
 		last := printableLine(p.Last, 100)
@@ -292,7 +288,7 @@ func printableLine(s string, n int) string {
 	return s
 }
 
-func newEvalCompareCmd(g *globals) *cobra.Command {
+func newEvalCompareCmd(d *deps) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "compare A.json B.json",
@@ -312,11 +308,11 @@ ones whose outcome changed, and whether the difference is more than chance
 			}
 			cmp := eval.Compare(a, b)
 			if asJSON {
-				enc := json.NewEncoder(g.stdout)
+				enc := json.NewEncoder(d.stdout)
 				enc.SetIndent("", "  ")
 				return enc.Encode(cmp)
 			}
-			cmp.WriteText(g.stdout)
+			cmp.WriteText(d.stdout)
 			return nil
 		},
 	}

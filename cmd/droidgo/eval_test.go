@@ -56,6 +56,7 @@ func hasKeys(t *testing.T, what string, m map[string]any, want ...string) {
 // TestEvalJSONContract checks results.json's field names and the
 // always-right scripts' scores through the command line.
 func TestEvalJSONContract(t *testing.T) {
+	t.Parallel()
 	r := droidgo(t, context.Background(), "eval", "--model", "script:"+evalScripts, "--json", "--parallel", "4")
 	v := evalJSON(t, r)
 	hasKeys(t, "results", v, "model", "config", "tasks", "decisions", "summary")
@@ -91,6 +92,7 @@ func TestEvalJSONContract(t *testing.T) {
 }
 
 func TestEvalDecisionsJSON(t *testing.T) {
+	t.Parallel()
 	r := droidgo(t, context.Background(), "eval", "--suite", "decisions", "--filter", "qs-", "--model", "script:"+filepath.Join(fixturesDir, "scripts", "wifi-wait.txt"), "--json")
 	v := evalJSON(t, r)
 	ds := v["decisions"].([]any)
@@ -111,6 +113,7 @@ func TestEvalDecisionsJSON(t *testing.T) {
 }
 
 func TestEvalExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []struct {
 		args []string
@@ -145,6 +148,7 @@ func TestEvalExitCodes(t *testing.T) {
 // TestEvalOutAndCompare writes results, recordings and a report, replays a
 // recording and compares two runs.
 func TestEvalOutAndCompare(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	r := droidgo(t, context.Background(), "eval", "--suite", "tasks", "--model", "script:"+evalScripts, "--out", a)
@@ -289,6 +293,7 @@ func turnServer(t *testing.T, scripts map[string]*script.Script) (*httptest.Serv
 // HTTP server with eight phones at once and one at a time: the results
 // are the same.
 func TestEvalEndpointParallelEqualsSequential(t *testing.T) {
+	t.Parallel()
 	suite, err := eval.Load("tasks")
 	if err != nil {
 		t.Fatal(err)

@@ -32,6 +32,7 @@ func assertNoControls(t *testing.T, what, out string) {
 // recording with --no-tui: neither output may carry them, and the words
 // around them stay.
 func TestPlainOutputHasNoEscapes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "evil.txt")
 	body := "--- turn 1\n" + hostileText + "</think>\n<tool_call>open_app<arg_key>name</arg_key><arg_value>Settings\x1b[H</arg_value></tool_call>\n" +
@@ -65,14 +66,15 @@ func TestPlainOutputHasNoEscapes(t *testing.T) {
 // TestParseAndErrorsHaveNoEscapes checks parse's text output and the error
 // line on stderr.
 func TestParseAndErrorsHaveNoEscapes(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	h := newHarness(t)
 	var out, errb bytes.Buffer
 	in := hostileText + "</think><tool_call>type_text<arg_key>text</arg_key><arg_value>a\x1b]0;x\x07b</arg_value></tool_call>"
-	execute(context.Background(), []string{"parse"}, strings.NewReader(in), &out, &errb)
+	executeWith(h.deps(context.Background(), strings.NewReader(in), &out, &errb), []string{"parse"})
 	assertNoControls(t, "parse", out.String())
 	out.Reset()
 	errb.Reset()
-	execute(context.Background(), []string{"replay", "no\x1b]0;such\x07"}, strings.NewReader(""), &out, &errb)
+	executeWith(h.deps(context.Background(), strings.NewReader(""), &out, &errb), []string{"replay", "no\x1b]0;such\x07"})
 	if errb.Len() == 0 {
 		t.Fatal("no error for a missing recording")
 	}
@@ -91,7 +93,8 @@ var errNoSpace = syscall.ENOSPC
 // TestFailedStdoutWriteFails runs commands whose output cannot be written:
 // each must exit 1 with one message, whatever it would have returned.
 func TestFailedStdoutWriteFails(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	h := newHarness(t)
 	for _, args := range [][]string{
 		{"run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--json"},
 		{"run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui"},
@@ -101,7 +104,7 @@ func TestFailedStdoutWriteFails(t *testing.T) {
 		{"sim", "list"},
 	} {
 		var errb bytes.Buffer
-		code := execute(context.Background(), args, strings.NewReader(""), fullWriter{}, &errb)
+		code := executeWith(h.deps(context.Background(), strings.NewReader(""), fullWriter{}, &errb), args)
 		if code != 1 || !strings.Contains(errb.String(), "cannot write to standard output") || strings.Count(errb.String(), "\n") != 1 {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
 		}
@@ -109,19 +112,19 @@ func TestFailedStdoutWriteFails(t *testing.T) {
 	// A recording that cannot be written fails the run (exit 1); one
 	// whose path cannot be created is a usage error (exit 2).
 	if _, err := os.Stat("/dev/full"); err == nil {
-		r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--record", "/dev/full")
+		r := h.run(context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--record", "/dev/full")
 		if r.code != 1 || !strings.Contains(r.stderr, "write recording") {
 			t.Errorf("--record /dev/full: exit %d, %q", r.code, r.stderr)
 		}
 	}
-	if r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--record", filepath.Join(t.TempDir(), "no", "dir.jsonl")); r.code != 2 {
+	if r := h.run(context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--record", filepath.Join(t.TempDir(), "no", "dir.jsonl")); r.code != 2 {
 		t.Errorf("--record in a missing directory: exit %d, %q", r.code, r.stderr)
 	}
 	// The real thing, where the system has it.
 	if f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0); err == nil {
 		defer f.Close()
 		var errb bytes.Buffer
-		if code := execute(context.Background(), []string{"replay", "wifi", "--json", "--speed", "0"}, strings.NewReader(""), f, &errb); code != 1 {
+		if code := executeWith(h.deps(context.Background(), strings.NewReader(""), f, &errb), []string{"replay", "wifi", "--json", "--speed", "0"}); code != 1 {
 			t.Errorf("replay --json > /dev/full: exit %d, %s", code, errb.String())
 		}
 	}
@@ -153,14 +156,15 @@ func (b chunkBackend) Chat(ctx context.Context, req model.ChatRequest) (model.St
 // TestChatReplyHasNoEscapes streams a reply whose escapes are split across
 // deltas through model chat's printer.
 func TestChatReplyHasNoEscapes(t *testing.T) {
+	t.Parallel()
 	var deltas []model.Delta
 	for i := 0; i < len(hostileText); i += 3 {
 		deltas = append(deltas, model.Delta{Reasoning: hostileText[i:min(i+3, len(hostileText))]})
 	}
 	deltas = append(deltas, model.Delta{ReasoningClosed: true}, model.Delta{Content: "answer \x1b]0;"}, model.Delta{Content: "x\x07 café"})
 	var out bytes.Buffer
-	g := &globals{ctx: context.Background(), stdout: &out, stderr: io.Discard}
-	answer, _, err := streamReply(g, chunkBackend{deltas}, model.ChatRequest{}, false)
+	d := &deps{ctx: context.Background(), stdout: &out, stderr: io.Discard}
+	answer, _, err := streamReply(d, chunkBackend{deltas}, model.ChatRequest{}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,6 +181,7 @@ func TestChatReplyHasNoEscapes(t *testing.T) {
 // cut at the depth limit with one clear error, and the --all listing is
 // linear in the dump, not quadratic in its depth.
 func TestScreenDeepDump(t *testing.T) {
+	t.Parallel()
 	const n = 20000
 	var b strings.Builder
 	b.WriteString(`<hierarchy rotation="0">`)

@@ -2,18 +2,23 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model/spark"
+	"github.com/spf13/cobra"
 )
 
 // TestThreadLimitIsTheEngines keeps the one --threads limit equal to what
 // the engine accepts.
 func TestThreadLimitIsTheEngines(t *testing.T) {
+	t.Parallel()
 	if config.MaxThreads != spark.MaxThreads {
 		t.Errorf("config.MaxThreads %d, spark.MaxThreads %d", config.MaxThreads, spark.MaxThreads)
 	}
@@ -23,9 +28,11 @@ func TestThreadLimitIsTheEngines(t *testing.T) {
 // on the command line of every command that takes the flag, and in the
 // configuration file for every command that reads it.
 func TestFlagLimits(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
 	dir := t.TempDir()
 	tiny := filepath.Join(dir, "tiny.gguf")
-	if r := droidgo(t, context.Background(), "model", "make-random", "--arch-size", "tiny", "--out", tiny); r.code != 0 {
+	if r := h.run(context.Background(), "model", "make-random", "--arch-size", "tiny", "--out", tiny); r.code != 0 {
 		t.Fatalf("make-random: %s", r.stderr)
 	}
 	cases := []struct {
@@ -42,7 +49,7 @@ func TestFlagLimits(t *testing.T) {
 		{[]string{"model", "info", tiny, "--ctx", "1000000"}, "exceeds the model's context length"},
 	}
 	for _, c := range cases {
-		r := droidgo(t, context.Background(), c.args...)
+		r := h.run(context.Background(), c.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, c.msg) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, r.code, r.stderr, c.msg)
 		}
@@ -51,23 +58,42 @@ func TestFlagLimits(t *testing.T) {
 	cfgFile := filepath.Join(dir, "config.toml")
 	os.WriteFile(cfgFile, []byte("threads = 100000\n"), 0o644)
 	for _, args := range [][]string{{"config"}, {"run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui"}} {
-		hermetic(t)
-		t.Setenv("DROIDGO_CONFIG", cfgFile)
-		r := execCmd(args...)
+		h := newHarness(t)
+		h.env["DROIDGO_CONFIG"] = cfgFile
+		r := h.run(context.Background(), args...)
 		if r.code != 2 || !strings.Contains(r.stderr, "config.toml:1: threads: must be at most 256, not 100000") {
 			t.Errorf("threads = 100000 in the file, %v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 	}
-	hermetic(t)
-	t.Setenv("DROIDGO_THREADS", "100000")
-	if r := execCmd("config"); r.code != 2 || !strings.Contains(r.stderr, "DROIDGO_THREADS") {
+	h = newHarness(t)
+	h.env["DROIDGO_THREADS"] = "100000"
+	if r := h.run(context.Background(), "config"); r.code != 2 || !strings.Contains(r.stderr, "DROIDGO_THREADS") {
 		t.Errorf("DROIDGO_THREADS=100000: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
 
-// execCmd runs droidgo with the environment as the test set it.
-func execCmd(args ...string) result {
-	var out, errb strings.Builder
-	code := execute(context.Background(), args, strings.NewReader(""), &out, &errb)
-	return result{code, out.String(), errb.String()}
+// TestFlagDefaultsAreTheSettings: the defaults --help shows for run's and
+// eval's budgets and labels are the settings' defaults (config.Keys),
+// which are the loop's.
+func TestFlagDefaultsAreTheSettings(t *testing.T) {
+	t.Parallel()
+	def := map[string]string{}
+	for _, k := range config.Keys {
+		def[k.Name] = k.Default
+	}
+	if def["max_steps"] != strconv.Itoa(loop.DefaultMaxSteps) || def["sensitive"] != strings.Join(loop.DefaultSensitive, ",") {
+		t.Errorf("settings' defaults %q, %q are not the loop's", def["max_steps"], def["sensitive"])
+	}
+	d := newDeps(context.Background(), nil, io.Discard, io.Discard)
+	for _, c := range []*cobra.Command{newRunCmd(d), newEvalCmd(d)} {
+		for flag, key := range map[string]string{"max-steps": "max_steps", "think-budget": "think_budget", "sensitive": "sensitive"} {
+			f := c.Flags().Lookup(flag)
+			if f == nil {
+				continue // eval has no --sensitive
+			}
+			if got := strings.Trim(f.DefValue, "[]"); got != def[key] {
+				t.Errorf("%s --%s defaults to %q, the setting %s to %q", c.Name(), flag, got, key, def[key])
+			}
+		}
+	}
 }

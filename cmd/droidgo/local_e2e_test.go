@@ -38,22 +38,22 @@ func (p *prefillCounter) Chat(ctx context.Context, req model.ChatRequest) (model
 	return st, err
 }
 
-// useCountingLocal makes --model FILE open the real in-process backend
-// wrapped in a prefillCounter.
-func useCountingLocal(t *testing.T) *[]*prefillCounter {
-	t.Helper()
-	prev := modelOpeners["file"]
+// countLocal makes the harness's --model FILE open the real in-process
+// backend wrapped in a prefillCounter.
+func countLocal(h *harness) *[]*prefillCounter {
 	var opened []*prefillCounter
-	modelOpeners["file"] = func(ctx context.Context, spec string) (model.Backend, error) {
-		b, err := prev(ctx, spec)
-		if err != nil {
-			return nil, err
+	h.setup = func(d *deps) {
+		open := d.modelOpeners["file"]
+		d.modelOpeners["file"] = func(ctx context.Context, spec string) (model.Backend, error) {
+			b, err := open(ctx, spec)
+			if err != nil {
+				return nil, err
+			}
+			p := &prefillCounter{Backend: b.(*local.Backend)}
+			opened = append(opened, p)
+			return p, nil
 		}
-		p := &prefillCounter{Backend: b.(*local.Backend)}
-		opened = append(opened, p)
-		return p, nil
 	}
-	t.Cleanup(func() { modelOpeners["file"] = prev })
 	return &opened
 }
 
@@ -64,21 +64,25 @@ func useCountingLocal(t *testing.T) *[]*prefillCounter {
 // answer is a valid call (the constraint), and every step after the first
 // prefills only a fraction of its prompt.
 func TestRunLocalModel(t *testing.T) {
+	t.Parallel()
 	path := localtest.Model(t, 7)
 	for _, think := range []bool{true, false} {
-		t.Run("think="+strconv.FormatBool(think), func(t *testing.T) { runLocalModel(t, path, think) })
+		t.Run("think="+strconv.FormatBool(think), func(t *testing.T) {
+			t.Parallel()
+			runLocalModel(t, path, think)
+		})
 	}
 }
 
 func runLocalModel(t *testing.T, path string, think bool) {
 	{
-		useSim(t, nil)
-		opened := useCountingLocal(t)
+		h := newHarness(t)
+		opened := countLocal(h)
 		args := []string{"run", "--sim", "wifi", "--model", path, "--json", "--max-steps", "3", "--think-budget", "6"}
 		if !think {
 			args = append(args, "--no-think")
 		}
-		r := droidgo(t, context.Background(), args...)
+		r := h.run(context.Background(), args...)
 		if r.code != 0 && r.code != 1 {
 			t.Fatalf("think=%v: exit %d: %s", think, r.code, r.stderr)
 		}
@@ -174,11 +178,12 @@ var chatStatsLine = regexp.MustCompile(`\(prompt (\d+) tokens, (\d+) cached; (\d
 // model chat reads lines from a pipe, streams the reasoning and the answer
 // of each reply, and keeps the conversation in the cache.
 func TestModelChat(t *testing.T) {
-	hermetic(t)
+	t.Parallel()
+	h := newHarness(t)
 	path := localtest.Model(t, 8)
 	var out, errb bytes.Buffer
 	in := strings.NewReader("Hello there\n\nWhat is the capital of France?\n/quit\nnot read\n")
-	code := execute(context.Background(), []string{"model", "chat", path, "--greedy", "--max-tokens", "12"}, in, &out, &errb)
+	code := executeWith(h.deps(context.Background(), in, &out, &errb), []string{"model", "chat", path, "--greedy", "--max-tokens", "12"})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -202,22 +207,22 @@ func TestModelChat(t *testing.T) {
 	// --no-think: no reasoning; bad flags are usage errors.
 	out.Reset()
 	errb.Reset()
-	code = execute(context.Background(), []string{"model", "chat", path, "--no-think", "--seed", "3", "--max-tokens", "5"}, strings.NewReader("Hi\n"), &out, &errb)
+	code = executeWith(h.deps(context.Background(), strings.NewReader("Hi\n"), &out, &errb), []string{"model", "chat", path, "--no-think", "--seed", "3", "--max-tokens", "5"})
 	if code != 0 || strings.Contains(out.String(), "thinking: ") || out.Len() == 0 {
 		t.Errorf("--no-think: exit %d, output %q, stderr %q", code, out.String(), errb.String())
 	}
 	for _, args := range [][]string{{"--temp", "-1"}, {"--top-p", "0"}, {"--max-tokens", "0"}} {
-		code := execute(context.Background(), append([]string{"model", "chat", path}, args...), strings.NewReader(""), &out, &errb)
+		code := executeWith(h.deps(context.Background(), strings.NewReader(""), &out, &errb), append([]string{"model", "chat", path}, args...))
 		if code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if code := execute(ctx, []string{"model", "chat", path, "--max-tokens", "5"}, strings.NewReader("hi\n"), &out, &errb); code != 130 {
+	if code := executeWith(h.deps(ctx, strings.NewReader("hi\n"), &out, &errb), []string{"model", "chat", path, "--max-tokens", "5"}); code != 130 {
 		t.Errorf("interrupted chat: exit %d, want 130", code)
 	}
-	if code := execute(context.Background(), []string{"model", "chat", path + ".missing"}, strings.NewReader("hi\n"), &out, &errb); code != 1 {
+	if code := executeWith(h.deps(context.Background(), strings.NewReader("hi\n"), &out, &errb), []string{"model", "chat", path + ".missing"}); code != 1 {
 		t.Errorf("missing model: exit %d, want 1", code)
 	}
 }

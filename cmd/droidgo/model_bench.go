@@ -15,8 +15,6 @@ import (
 	"github.com/droidgo/droidgo/model/spark"
 )
 
-func init() { registerModel(newModelBenchCmd) }
-
 // benchResult is the --json output of model bench; the field names follow
 // llama-bench so bench/peer.sh can put both side by side.
 type benchResult struct {
@@ -31,7 +29,7 @@ type benchResult struct {
 	RSSMB   float64 `json:"rss_mb"`
 }
 
-func newModelBenchCmd(g *globals) *cobra.Command {
+func newModelBenchCmd(d *deps) *cobra.Command {
 	var (
 		nPrompt, nGen, threads, reps, batch int
 		jsonOut, preload, repack            bool
@@ -109,19 +107,19 @@ file's layout); the timed tests start once that is done.
 				return t
 			}
 			if !jsonOut {
-				fmt.Fprintf(g.stderr, "model %s: %d layers, vocab %d; %d threads, kernels %s; loaded in %.3f s\n",
+				fmt.Fprintf(d.stderr, "model %s: %d layers, vocab %d; %d threads, kernels %s; loaded in %.3f s\n",
 					args[0], m.Config.Layers, V, e.Threads(), kernels.ISA(), load.Seconds())
 			}
 			// Load to first token: one decode step right after loading,
 			// while the background repack (if any) still runs.
-			ctx := g.ctx
+			ctx := d.ctx
 			t0 := time.Now()
 			logits, err := e.EvalTo(ctx, randToks(1), spark.LogitsLast, nil)
 			if err != nil {
 				return err
 			}
 			if !jsonOut {
-				fmt.Fprintf(g.stderr, "first token %.3f s after the start\n", (load + time.Since(t0)).Seconds())
+				fmt.Fprintf(d.stderr, "first token %.3f s after the start\n", (load + time.Since(t0)).Seconds())
 			}
 			// The timed tests measure the model as it runs once the
 			// background repack is done (1-3 s for a 1.1 GB file).
@@ -129,7 +127,7 @@ file's layout); the timed tests start once that is done.
 				return err
 			}
 			if _, took := m.RepackStats(); repacking > 0 && !jsonOut {
-				fmt.Fprintf(g.stderr, "moved %.0f MB of weights into huge pages in the background (Q4_K/Q6_K interleaved) in %.2f s\n", float64(repacking)/1e6, took.Seconds())
+				fmt.Fprintf(d.stderr, "moved %.0f MB of weights into huge pages in the background (Q4_K/Q6_K interleaved) in %.2f s\n", float64(repacking)/1e6, took.Seconds())
 			}
 			pp := func() (float64, error) {
 				e.Reset()
@@ -166,7 +164,7 @@ file's layout); the timed tests start once that is done.
 					}
 					xs = append(xs, v)
 					if !jsonOut {
-						fmt.Fprintf(g.stderr, "  %s%d rep %d: %.2f tok/s\n", name, n, i+1, v)
+						fmt.Fprintf(d.stderr, "  %s%d rep %d: %.2f tok/s\n", name, n, i+1, v)
 					}
 				}
 				mean, sd = meanSD(xs)
@@ -192,17 +190,17 @@ file's layout); the timed tests start once that is done.
 			res.RSSMB = peakRSSMB()
 			if jsonOut {
 				b, _ := json.Marshal(res)
-				fmt.Fprintln(g.stdout, string(b))
+				fmt.Fprintln(d.stdout, string(b))
 				return nil
 			}
-			fmt.Fprintf(g.stdout, "| model | threads | test | t/s |\n|---|---|---|---|\n")
+			fmt.Fprintf(d.stdout, "| model | threads | test | t/s |\n|---|---|---|---|\n")
 			if nPrompt > 0 {
-				fmt.Fprintf(g.stdout, "| %s | %d | pp%d | %.2f ± %.2f |\n", args[0], res.Threads, nPrompt, res.PPTPS, res.PPSD)
+				fmt.Fprintf(d.stdout, "| %s | %d | pp%d | %.2f ± %.2f |\n", args[0], res.Threads, nPrompt, res.PPTPS, res.PPSD)
 			}
 			if nGen > 0 {
-				fmt.Fprintf(g.stdout, "| %s | %d | tg%d | %.2f ± %.2f |\n", args[0], res.Threads, nGen, res.TGTPS, res.TGSD)
+				fmt.Fprintf(d.stdout, "| %s | %d | tg%d | %.2f ± %.2f |\n", args[0], res.Threads, nGen, res.TGTPS, res.TGSD)
 			}
-			fmt.Fprintf(g.stdout, "load %.3f s, peak RSS %.0f MB\n", res.LoadS, res.RSSMB)
+			fmt.Fprintf(d.stdout, "load %.3f s, peak RSS %.0f MB\n", res.LoadS, res.RSSMB)
 			return nil
 		},
 	}

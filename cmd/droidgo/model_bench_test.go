@@ -9,6 +9,7 @@ import (
 )
 
 func TestModelBench(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "tiny.gguf")
 	if code, _, errs := runModelCLI(t, "model", "make-random", "--arch-size", "tiny", "--type", "q8_0", "--out", path); code != 0 {
 		t.Fatalf("make-random: exit %d: %s", code, errs)

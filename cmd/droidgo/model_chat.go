@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -14,8 +13,6 @@ import (
 	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/model"
 )
-
-func init() { registerModel(newModelChatCmd) }
 
 type chatOptions struct {
 	noThink   bool
@@ -29,7 +26,7 @@ type chatOptions struct {
 	threads   int
 }
 
-func newModelChatCmd(g *globals) *cobra.Command {
+func newModelChatCmd(d *deps) *cobra.Command {
 	var o chatOptions
 	c := &cobra.Command{
 		Use:   "chat FILE|DIR [--no-think] [--temp T] [--top-p P] [--seed S] [--greedy]",
@@ -63,7 +60,7 @@ with a random seed; --greedy picks the most likely token every time.`,
 			if !cmd.Flags().Changed("seed") {
 				o.seed = uint64(time.Now().UnixNano())
 			}
-			return runChat(g, args[0], o)
+			return runChat(d, args[0], o)
 		},
 	}
 	f := c.Flags()
@@ -79,13 +76,13 @@ with a random seed; --greedy picks the most likely token every time.`,
 	return c
 }
 
-func runChat(g *globals, path string, o chatOptions) error {
-	b, err := openLocal(path, os.Getenv, o.threads, g.stderr)
+func runChat(d *deps, path string, o chatOptions) error {
+	b, err := openLocal(path, d.getenv, o.threads, d.stderr)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	tty := writerIsTerminal(g.stdout)
+	tty := d.isTerminal(d.stdout)
 	sampling := model.Sampling{Temperature: o.temp, TopP: o.topP, TopK: o.topK, Seed: o.seed}
 	if o.greedy {
 		sampling = model.Sampling{}
@@ -94,17 +91,17 @@ func runChat(g *globals, path string, o chatOptions) error {
 	if o.system != "" {
 		msgs = append(msgs, model.Message{Role: model.RoleSystem, Content: o.system})
 	}
-	in := bufio.NewReader(g.stdin)
+	in := bufio.NewReader(d.stdin)
 	for turn := 0; ; turn++ {
 		if tty {
-			fmt.Fprint(g.stderr, "> ")
+			fmt.Fprint(d.stderr, "> ")
 		}
-		line, err := readLine(g.ctx, in)
+		line, err := readLine(d.ctx, in)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
-		if g.ctx.Err() != nil {
-			return interrupted(g)
+		if d.ctx.Err() != nil {
+			return interrupted(d)
 		}
 		if err != nil {
 			return err
@@ -120,22 +117,22 @@ func runChat(g *globals, path string, o chatOptions) error {
 		req := model.ChatRequest{Messages: msgs, Think: !o.noThink, MaxTokens: o.maxTokens, Sampling: sampling}
 		// Each turn gets its own draw of the generator.
 		req.Sampling.Seed += uint64(turn)
-		answer, stats, err := streamReply(g, b, req, tty)
-		if g.ctx.Err() != nil {
-			return interrupted(g)
+		answer, stats, err := streamReply(d, b, req, tty)
+		if d.ctx.Err() != nil {
+			return interrupted(d)
 		}
 		if err != nil {
 			return err
 		}
 		msgs = append(msgs, model.Message{Role: model.RoleAssistant, Content: strings.TrimSpace(answer)})
-		fmt.Fprintf(g.stderr, "(prompt %d tokens, %d cached; %d generated; prefill %.2f s, %.1f tokens/s)\n",
+		fmt.Fprintf(d.stderr, "(prompt %d tokens, %d cached; %d generated; prefill %.2f s, %.1f tokens/s)\n",
 			stats.PromptTokens, stats.CachedTokens, stats.GeneratedTokens, stats.Prefill.Seconds(), stats.DecodeRate())
 	}
 }
 
 // streamReply prints one reply as it streams and returns its answer.
-func streamReply(g *globals, b model.Backend, req model.ChatRequest, tty bool) (string, model.Stats, error) {
-	st, err := b.Chat(g.ctx, req)
+func streamReply(d *deps, b model.Backend, req model.ChatRequest, tty bool) (string, model.Stats, error) {
+	st, err := b.Chat(d.ctx, req)
 	if err != nil {
 		return "", model.Stats{}, err
 	}
@@ -143,23 +140,23 @@ func streamReply(g *globals, b model.Backend, req model.ChatRequest, tty bool) (
 	const dim, reset = "\x1b[2m", "\x1b[0m"
 	// The model's words go through termsafe; only droidgo's own styling
 	// reaches the terminal raw, after what came before it is written out.
-	out := termsafe.NewWriter(g.stdout)
+	out := termsafe.NewWriter(d.stdout)
 	style := func(code string) {
 		if out.Flush() == nil {
-			io.WriteString(g.stdout, code)
+			io.WriteString(d.stdout, code)
 		}
 	}
 	var answer strings.Builder
 	thinking, answered := false, false
 	for {
-		d, err := st.Next()
+		delta, err := st.Next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			return "", st.Stats(), err
 		}
-		if d.Reasoning != "" {
+		if delta.Reasoning != "" {
 			if !thinking {
 				thinking = true
 				if tty {
@@ -168,22 +165,22 @@ func streamReply(g *globals, b model.Backend, req model.ChatRequest, tty bool) (
 					fmt.Fprint(out, "thinking: ")
 				}
 			}
-			fmt.Fprint(out, d.Reasoning)
+			fmt.Fprint(out, delta.Reasoning)
 		}
-		if d.ReasoningClosed && thinking {
+		if delta.ReasoningClosed && thinking {
 			if tty {
 				style(reset)
 			}
 			fmt.Fprint(out, "\n\n")
 			thinking = false
 		}
-		if d.Content != "" {
+		if delta.Content != "" {
 			if !answered {
 				answered = true
-				d.Content = strings.TrimLeft(d.Content, "\n")
+				delta.Content = strings.TrimLeft(delta.Content, "\n")
 			}
-			answer.WriteString(d.Content)
-			fmt.Fprint(out, d.Content)
+			answer.WriteString(delta.Content)
+			fmt.Fprint(out, delta.Content)
 		}
 	}
 	if thinking && tty {
@@ -198,7 +195,7 @@ func streamReply(g *globals, b model.Backend, req model.ChatRequest, tty bool) (
 
 // interrupted ends the chat quietly on Ctrl-C, with the shell's code for
 // SIGINT.
-func interrupted(g *globals) error {
-	fmt.Fprintln(g.stdout)
+func interrupted(d *deps) error {
+	fmt.Fprintln(d.stdout)
 	return exitCode(130)
 }

@@ -18,6 +18,7 @@ func runModelCLI(t *testing.T, args ...string) (code int, stdout, stderr string)
 }
 
 func TestModelCLI(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tiny.gguf")
 	if code, _, errs := runModelCLI(t, "model", "make-random", "--arch-size", "tiny", "--type", "q8_0", "--out", path, "--seed", "3"); code != 0 {
@@ -96,6 +97,7 @@ func TestModelCLI(t *testing.T) {
 }
 
 func TestModelCLIErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tiny.gguf")
 	runModelCLI(t, "model", "make-random", "--arch-size", "tiny", "--out", path)

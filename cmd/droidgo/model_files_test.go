@@ -79,6 +79,7 @@ func logitsOf(t *testing.T, path string) []float64 {
 // converter and quantizer may write an official file, and checks each gives
 // exactly the logits of the plain file with the same weights.
 func TestGGUFConverterVariations(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.gguf")
 	cfg, _ := spark.Preset("tiny")
@@ -178,6 +179,7 @@ func TestGGUFConverterVariations(t *testing.T) {
 // TestGGUFBadModels checks that files that are valid GGUF but not usable
 // Spark models fail with exit code 1 and one line naming the problem.
 func TestGGUFBadModels(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.gguf")
 	cfg, _ := spark.Preset("tiny")
@@ -334,6 +336,7 @@ func shard(t *testing.T, dir string, extra map[string]safetensors.Tensor) {
 // TestHFCheckpointVariations loads HF directories laid out like the official
 // checkpoint and checks the logits match the plain random directory's.
 func TestHFCheckpointVariations(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	cfg, _ := spark.Preset("tiny")
 	mk := func(name string) string {
@@ -401,6 +404,7 @@ func TestHFCheckpointVariations(t *testing.T) {
 }
 
 func TestLogitsJSONNonFinite(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	bad, err := writeLogitsJSON(&buf, 3, 2, []float32{1.5, nan, -2, inf, 0, 1e-45}, true)
@@ -420,6 +424,7 @@ func TestLogitsJSONNonFinite(t *testing.T) {
 // the sequence in chunks and streams each chunk's rows, gives the same rows
 // whatever the chunk size, and that its last row is the last-position output.
 func TestLogitsAllPositionsStreamed(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "tiny.gguf")
 	cfg, _ := spark.Preset("tiny")
 	if err := spark.WriteRandomGGUF(p, cfg, "f32", 2); err != nil {
@@ -476,6 +481,7 @@ func logitsOfTokens(t *testing.T, path, list string) []float64 {
 }
 
 func TestModelTopK(t *testing.T) {
+	t.Parallel()
 	row := []float32{1, 5, 3, 5, float32(math.NaN()), 4, -1}
 	if got := modelTopK(row, 3); got != "1:5.0000 3:5.0000 5:4.0000" {
 		t.Errorf("top 3 = %q", got)
@@ -489,6 +495,7 @@ func TestModelTopK(t *testing.T) {
 // for bad data, 2 for usage, one "droidgo: " line on stderr, nothing on
 // stdout, never a panic.
 func TestModelBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "tiny.gguf")
 	cfg, _ := spark.Preset("tiny")
@@ -568,6 +575,7 @@ func TestModelBadInput(t *testing.T) {
 // wrote (model/gguf/testdata) through the CLI. Its weights are all 0.5, so
 // every logit must be the same finite number.
 func TestLlamaCppQuantizedModel(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join("..", "..", "model", "gguf", "testdata", "llamacpp-q4_k_m.gguf")
 	code, out, errs := runModelCLI(t, "model", "info", p)
 	if code != 0 || !strings.Contains(out, "F32 x9 Q4_K x20 Q6_K x5") {
@@ -582,6 +590,7 @@ func TestLlamaCppQuantizedModel(t *testing.T) {
 }
 
 func TestModelTokenizeBOS(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join("..", "..", "model", "tokenizer", "testdata", "rich-vocab.gguf")
 	tokens := func(args ...string) []int {
 		code, out, errs := runModelCLI(t, append([]string{"model", "tokenize", p, "--text", "hi<think>", "--json"}, args...)...)
@@ -603,6 +612,7 @@ func TestModelTokenizeBOS(t *testing.T) {
 // TestLogitsNaNModel runs a model whose output norm holds NaN: the JSON
 // stays valid (null for each non-finite logit) and stderr says so.
 func TestLogitsNaNModel(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.gguf")
 	cfg, _ := spark.Preset("tiny")

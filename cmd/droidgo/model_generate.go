@@ -8,9 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { registerModel(newModelGenerateCmd) }
-
-func newModelGenerateCmd(g *globals) *cobra.Command {
+func newModelGenerateCmd(d *deps) *cobra.Command {
 	var ef engineFlags
 	var n int
 	var greedy bool
@@ -33,7 +31,7 @@ func newModelGenerateCmd(g *globals) *cobra.Command {
 			if ctxLen := e.Model().Config.Context; ctxLen > 0 && n > ctxLen-len(toks) {
 				return usageErr(fmt.Errorf("-n %d plus %d prompt tokens exceed the model's context length of %d", n, len(toks), ctxLen))
 			}
-			out, err := e.Generate(g.ctx, toks, n)
+			out, err := e.Generate(d.ctx, toks, n)
 			if err != nil {
 				return err
 			}
@@ -41,7 +39,7 @@ func newModelGenerateCmd(g *globals) *cobra.Command {
 				out = []int{}
 			}
 			if ef.jsonOutput {
-				return json.NewEncoder(g.stdout).Encode(struct {
+				return json.NewEncoder(d.stdout).Encode(struct {
 					Tokens []int `json:"tokens"`
 				}{out})
 			}
@@ -49,7 +47,7 @@ func newModelGenerateCmd(g *globals) *cobra.Command {
 			for i, t := range out {
 				s[i] = fmt.Sprint(t)
 			}
-			fmt.Fprintln(g.stdout, strings.Join(s, " "))
+			fmt.Fprintln(d.stdout, strings.Join(s, " "))
 			return nil
 		},
 	}

@@ -12,8 +12,6 @@ import (
 	"github.com/droidgo/droidgo/model/spark"
 )
 
-func init() { registerModel(newModelInfoCmd) }
-
 type modelTensorJSON struct {
 	Name  string `json:"name"`
 	Type  string `json:"type"`
@@ -42,7 +40,7 @@ type modelInfoJSON struct {
 // 2^24 positions keeps every byte count far from overflowing.
 const maxInfoCtx = 1 << 24
 
-func newModelInfoCmd(g *globals) *cobra.Command {
+func newModelInfoCmd(d *deps) *cobra.Command {
 	var asJSON bool
 	var ctxLen int
 	c := &cobra.Command{
@@ -74,8 +72,8 @@ func newModelInfoCmd(g *globals) *cobra.Command {
 				TensorTypes: map[string]int{}, Ctx: ctxLen, WeightBytes: m.WeightBytes()}
 			for _, t := range m.Tensors() {
 				n := int64(1)
-				for _, d := range t.Dims {
-					n *= int64(d)
+				for _, dim := range t.Dims {
+					n *= int64(dim)
 				}
 				info.Params += n
 				info.TensorTypes[t.Type.String()]++
@@ -90,9 +88,9 @@ func newModelInfoCmd(g *globals) *cobra.Command {
 			info.ScratchBytes = spark.ScratchBytes(cfg, 64)
 			info.MemoryBytes = info.WeightBytes + info.KVBytes + info.ScratchBytes
 			if asJSON {
-				return json.NewEncoder(g.stdout).Encode(info)
+				return json.NewEncoder(d.stdout).Encode(info)
 			}
-			w := termsafe.NewWriter(g.stdout) // names and types come from the file
+			w := termsafe.NewWriter(d.stdout) // names and types come from the file
 			fmt.Fprintf(w, "%s: %s (%s)\n", args[0], spark.Arch, m.Format)
 			fmt.Fprintf(w, "layers %d (%d sliding, window %d), hidden %d, ffn %d, heads %d/%d kv, head_dim %d, vocab %d, context %d\n",
 				cfg.Layers, modelCountTrue(cfg.Sliding), cfg.Window, cfg.Hidden, cfg.FFN, cfg.Heads, cfg.KVHeads, cfg.HeadDim, cfg.Vocab, cfg.Context)

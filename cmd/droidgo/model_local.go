@@ -7,30 +7,10 @@ import (
 	"os"
 
 	"github.com/droidgo/droidgo/config"
-	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/kvcache"
 	"github.com/droidgo/droidgo/model/local"
 	"github.com/droidgo/droidgo/model/spark"
 )
-
-// The in-process Spark backend opens plain --model paths (GGUF files and
-// HF directories). Threads, repacking, the KV type and the prompt cache
-// come from the configuration (threads, repack, kv_type, prompt_cache;
-// DROIDGO_THREADS, ...), as `run` has merged it with its flags when it
-// passes it in the context: the constraint reaches the backend through the
-// loop's requests.
-func init() {
-	modelOpeners["file"] = func(ctx context.Context, spec string) (model.Backend, error) {
-		cfg, ok := ctx.Value(settingsKey{}).(*config.Config)
-		if !ok {
-			var err error
-			if cfg, err = config.Load(os.Getenv); err != nil {
-				return nil, err
-			}
-		}
-		return openLocalWith(cfg, spec, localOpts{getenv: os.Getenv, warn: localWarnings})
-	}
-}
 
 // settingsKey carries the settings of a command (with its flags) to the
 // model openers, which only receive a context and the model's spec.
@@ -39,10 +19,6 @@ type settingsKey struct{}
 func withSettings(ctx context.Context, cfg *config.Config) context.Context {
 	return context.WithValue(ctx, settingsKey{}, cfg)
 }
-
-// localWarnings receives the warnings of opening a model for `run`, which
-// has no writer to hand to the opener hook (see open.go).
-var localWarnings io.Writer = os.Stderr
 
 // openLocal opens a model file with the configured engine settings
 // (threads > 0 overrides the configured threads) and prints the backend's

@@ -15,8 +15,6 @@ import (
 	"github.com/droidgo/droidgo/model/spark"
 )
 
-func init() { registerModel(newModelLogitsCmd) }
-
 // engineFlags are the engine options shared by logits and generate.
 type engineFlags struct {
 	threads    int
@@ -159,7 +157,7 @@ func (ef *engineFlags) logitsChunk() int {
 	return min(ef.batch, 256)
 }
 
-func newModelLogitsCmd(g *globals) *cobra.Command {
+func newModelLogitsCmd(d *deps) *cobra.Command {
 	var ef engineFlags
 	var all bool
 	c := &cobra.Command{
@@ -175,9 +173,9 @@ func newModelLogitsCmd(g *globals) *cobra.Command {
 			V := e.Model().Config.Vocab
 			var j *logitsJSON
 			if ef.jsonOutput {
-				j = newLogitsJSON(g.stdout, V, len(toks), all)
+				j = newLogitsJSON(d.stdout, V, len(toks), all)
 			} else {
-				fmt.Fprintf(g.stdout, "n_vocab %d, n_tokens %d\n", V, len(toks))
+				fmt.Fprintf(d.stdout, "n_vocab %d, n_tokens %d\n", V, len(toks))
 			}
 			emit := func(first int, logits []float32) {
 				for i := 0; i*V < len(logits); i++ {
@@ -185,7 +183,7 @@ func newModelLogitsCmd(g *globals) *cobra.Command {
 					if j != nil {
 						j.row(row)
 					} else {
-						fmt.Fprintf(g.stdout, "position %d (token %d): top %s\n", first+i, toks[first+i], modelTopK(row, 5))
+						fmt.Fprintf(d.stdout, "position %d (token %d): top %s\n", first+i, toks[first+i], modelTopK(row, 5))
 					}
 				}
 			}
@@ -193,13 +191,13 @@ func newModelLogitsCmd(g *globals) *cobra.Command {
 				var buf []float32
 				for start := 0; start < len(toks); start += ef.logitsChunk() {
 					end := min(len(toks), start+ef.logitsChunk())
-					if buf, err = e.EvalTo(g.ctx, toks[start:end], spark.LogitsAll, buf); err != nil {
+					if buf, err = e.EvalTo(d.ctx, toks[start:end], spark.LogitsAll, buf); err != nil {
 						return err
 					}
 					emit(start, buf)
 				}
 			} else {
-				logits, err := e.Eval(g.ctx, toks, spark.LogitsLast)
+				logits, err := e.Eval(d.ctx, toks, spark.LogitsLast)
 				if err != nil {
 					return err
 				}
@@ -212,7 +210,7 @@ func newModelLogitsCmd(g *globals) *cobra.Command {
 				return fmt.Errorf("write logits: %w", err)
 			}
 			if j.nonFinite > 0 {
-				fmt.Fprintf(g.stderr, "droidgo: warning: %d logits are NaN or infinite and were written as null\n", j.nonFinite)
+				fmt.Fprintf(d.stderr, "droidgo: warning: %d logits are NaN or infinite and were written as null\n", j.nonFinite)
 			}
 			return nil
 		},

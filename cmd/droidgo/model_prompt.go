@@ -11,9 +11,7 @@ import (
 	"github.com/droidgo/droidgo/model/chat"
 )
 
-func init() { registerModel(newModelPromptCmd) }
-
-func newModelPromptCmd(g *globals) *cobra.Command {
+func newModelPromptCmd(d *deps) *cobra.Command {
 	var messagesPath, toolsPath string
 	var noThink bool
 	c := &cobra.Command{
@@ -49,17 +47,17 @@ renders the official template anyway.`,
 			}
 			switch {
 			case !found:
-				fmt.Fprintf(g.stderr, "droidgo: warning: %s has no chat template; using Spark-X2.5's official one\n", args[0])
+				fmt.Fprintf(d.stderr, "droidgo: warning: %s has no chat template; using Spark-X2.5's official one\n", args[0])
 			case !chat.IsOfficial(tmpl):
-				fmt.Fprintf(g.stderr, "droidgo: warning: %s has a chat template that differs from Spark-X2.5's official one; rendering the official one\n", args[0])
+				fmt.Fprintf(d.stderr, "droidgo: warning: %s has a chat template that differs from Spark-X2.5's official one; rendering the official one\n", args[0])
 			}
 
-			msgs, tools, err := readConversation(g, messagesPath, "messages")
+			msgs, tools, err := readConversation(d, messagesPath, "messages")
 			if err != nil {
 				return err
 			}
 			if toolsPath != "" {
-				if tools, _, err = readConversation(g, toolsPath, "tools"); err != nil {
+				if tools, _, err = readConversation(d, toolsPath, "tools"); err != nil {
 					return err
 				}
 			}
@@ -70,7 +68,7 @@ renders the official template anyway.`,
 			if err != nil {
 				return fmt.Errorf("render prompt: %w", err)
 			}
-			_, err = io.WriteString(g.stdout, out)
+			_, err = io.WriteString(d.stdout, out)
 			return err
 		},
 	}
@@ -83,10 +81,10 @@ renders the official template anyway.`,
 // readConversation reads a JSON file holding either an array (the list named
 // key) or an object with that key; for messages, an object's "tools" come
 // back as the second list.
-func readConversation(g *globals, path, key string) (list, tools []any, err error) {
+func readConversation(d *deps, path, key string) (list, tools []any, err error) {
 	var data []byte
 	if path == "-" {
-		data, err = io.ReadAll(g.stdin)
+		data, err = io.ReadAll(d.stdin)
 	} else {
 		data, err = os.ReadFile(path)
 	}

@@ -58,6 +58,7 @@ func promptCases(t *testing.T) (cases map[string]map[string]json.RawMessage, ren
 }
 
 func TestModelPrompt(t *testing.T) {
+	t.Parallel()
 	cases, renders := promptCases(t)
 	model := writeTemplateGGUF(t, chat.OfficialTemplate)
 	dir := t.TempDir()
@@ -93,6 +94,7 @@ func TestModelPrompt(t *testing.T) {
 }
 
 func TestModelPromptRequestShapeAndStdin(t *testing.T) {
+	t.Parallel()
 	cases, renders := promptCases(t)
 	model := writeTemplateGGUF(t, chat.OfficialTemplate)
 	c := cases["custom_tool_nonascii"]
@@ -104,6 +106,7 @@ func TestModelPromptRequestShapeAndStdin(t *testing.T) {
 }
 
 func TestModelPromptTemplateSources(t *testing.T) {
+	t.Parallel()
 	msgs := filepath.Join(t.TempDir(), "m.json")
 	if err := os.WriteFile(msgs, []byte(`[{"role": "user", "content": "hi"}]`), 0o644); err != nil {
 		t.Fatal(err)
@@ -134,6 +137,7 @@ func TestModelPromptTemplateSources(t *testing.T) {
 }
 
 func TestModelPromptErrors(t *testing.T) {
+	t.Parallel()
 	model := writeTemplateGGUF(t, chat.OfficialTemplate)
 	dir := t.TempDir()
 	write := func(name, s string) string {

@@ -11,9 +11,7 @@ import (
 	"github.com/droidgo/droidgo/model/spark"
 )
 
-func init() { registerModel(newModelRandomCmd) }
-
-func newModelRandomCmd(g *globals) *cobra.Command {
+func newModelRandomCmd(d *deps) *cobra.Command {
 	var (
 		size, typ, out, format string
 		seed                   uint64
@@ -70,7 +68,7 @@ on it end to end (with garbage decisions): a smoke test of the in-process path.`
 			default:
 				return usageErr(fmt.Errorf("unknown --format %q (want gguf or hf)", format))
 			}
-			fmt.Fprintf(g.stderr, "wrote %s (%s, %s) in %s\n", out, size, typ, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(d.stderr, "wrote %s (%s, %s) in %s\n", out, size, typ, time.Since(start).Round(time.Millisecond))
 			return nil
 		},
 	}

@@ -11,9 +11,7 @@ import (
 	"github.com/droidgo/droidgo/model/tokenizer"
 )
 
-func init() { registerModel(newModelTokenizeCmd) }
-
-func newModelTokenizeCmd(g *globals) *cobra.Command {
+func newModelTokenizeCmd(d *deps) *cobra.Command {
 	var text string
 	var asJSON, bos bool
 	c := &cobra.Command{
@@ -59,11 +57,11 @@ or with --json a single line {"tokens":[ID,...]}.`,
 				if err != nil {
 					return err
 				}
-				_, err = fmt.Fprintf(g.stdout, "%s\n", data)
+				_, err = fmt.Fprintf(d.stdout, "%s\n", data)
 				return err
 			}
 			for _, id := range ids {
-				if _, err := fmt.Fprintf(g.stdout, "%d\t%s\n", id, strconv.Quote(tok.Piece(id))); err != nil {
+				if _, err := fmt.Fprintf(d.stdout, "%d\t%s\n", id, strconv.Quote(tok.Piece(id))); err != nil {
 					return err
 				}
 			}

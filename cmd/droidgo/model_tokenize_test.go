@@ -20,6 +20,7 @@ func runDroidgo(t *testing.T, stdin string, args ...string) (code int, stdout, s
 }
 
 func TestModelTokenizeJSON(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(tokTestdata + "ref-rich-vocab.json")
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +52,7 @@ func TestModelTokenizeJSON(t *testing.T) {
 }
 
 func TestModelTokenizeText(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runDroidgo(t, "", "model", "tokenize", tokTestdata+"rich-vocab.gguf", "--text", "<think>a\n")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -66,6 +68,7 @@ func TestModelTokenizeText(t *testing.T) {
 }
 
 func TestModelTokenizeErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		code int

@@ -16,9 +16,7 @@ import (
 // thousand tokens, so anything near this size is not model output.
 const maxParseInput = 16 << 20
 
-func init() { register(newParseCmd) }
-
-func newParseCmd(g *globals) *cobra.Command {
+func newParseCmd(d *deps) *cobra.Command {
 	var asJSON, inThinking bool
 	c := &cobra.Command{
 		Use:   "parse [flags] < OUTPUT",
@@ -44,7 +42,7 @@ Exit status: 0 when at least one valid call was found, 1 when none was,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := io.ReadAll(io.LimitReader(g.stdin, maxParseInput+1))
+			data, err := io.ReadAll(io.LimitReader(d.stdin, maxParseInput+1))
 			if err != nil {
 				return fmt.Errorf("read model output from stdin: %w", err)
 			}
@@ -53,13 +51,13 @@ Exit status: 0 when at least one valid call was found, 1 when none was,
 			}
 			res := toolparse.Parse(string(data), toolparse.Options{InThinking: inThinking})
 			if asJSON {
-				enc := json.NewEncoder(g.stdout)
+				enc := json.NewEncoder(d.stdout)
 				enc.SetEscapeHTML(false)
 				if err := enc.Encode(res); err != nil {
 					return fmt.Errorf("write result: %w", err)
 				}
 			} else {
-				writeParseSummary(termsafe.NewWriter(g.stdout), res)
+				writeParseSummary(termsafe.NewWriter(d.stdout), res)
 			}
 			if len(res.Calls) == 0 {
 				return exitCode(1)

@@ -16,6 +16,7 @@ func runParse(t *testing.T, stdin string, args ...string) (code int, stdout, std
 }
 
 func TestParseJSONContract(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -86,6 +87,7 @@ func TestParseJSONContract(t *testing.T) {
 // TestParseJSONKeys checks the key set and order of the contract on every
 // kind of result, independently of the values.
 func TestParseJSONKeys(t *testing.T) {
+	t.Parallel()
 	want := []string{"reasoning", "reasoning_closed", "content", "calls", "format", "recoveries", "errors"}
 	for _, in := range []string{"", "tap", "<tool_call>tap<arg_key>index</arg_key><arg_value>2</arg_value></tool_call>", "{", "\x00\xff"} {
 		_, out, _ := runParse(t, in, "--json")
@@ -115,6 +117,7 @@ func TestParseJSONKeys(t *testing.T) {
 }
 
 func TestParseHuman(t *testing.T) {
+	t.Parallel()
 	in := "<tool_call>type_text<arg_key>text</arg_key><arg_value>hi</arg_value><arg_key>index</arg_key><arg_value>\"2\"</arg_value></tool_call>" +
 		"<tool_call>swipe<arg_key>direction</arg_key><arg_value>north</arg_value></tool_call>"
 	code, out, _ := runParse(t, in)
@@ -138,6 +141,7 @@ func TestParseHuman(t *testing.T) {
 }
 
 func TestParseUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"extra"}, {"--nope"}, {"--json=maybe"}} {
 		code, out, errOut := runParse(t, "tap(1)", args...)
 		if code != 2 {

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	"charm.land/bubbles/v2/progress"
@@ -13,12 +12,7 @@ import (
 	"github.com/droidgo/droidgo/model/hub"
 )
 
-func init() {
-	register(newPullCmd)
-	register(newModelsCmd)
-}
-
-func newPullCmd(g *globals) *cobra.Command {
+func newPullCmd(d *deps) *cobra.Command {
 	return &cobra.Command{
 		Use:   "pull [REPO[:QUANT]]",
 		Short: "Download a Spark GGUF from the Hugging Face hub into the cache",
@@ -37,25 +31,25 @@ DROIDGO_CACHE or XDG_CACHE_HOME choose the cache. Prints the file's path.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			c := &hub.Client{}
-			if writerIsTerminal(g.stderr) {
-				c.Progress = progressPrinter(g, quant)
+			c := d.hubClient()
+			if d.isTerminal(d.stderr) {
+				c.Progress = progressPrinter(d, quant)
 			}
-			p, err := c.Pull(g.ctx, repo, quant)
-			if writerIsTerminal(g.stderr) {
-				fmt.Fprintln(g.stderr)
+			p, err := c.Pull(d.ctx, repo, quant)
+			if d.isTerminal(d.stderr) {
+				fmt.Fprintln(d.stderr)
 			}
 			if err != nil {
 				return fmt.Errorf("pull %s:%s: %w", repo, quant, err)
 			}
-			fmt.Fprintln(g.stdout, p)
+			fmt.Fprintln(d.stdout, p)
 			return nil
 		},
 	}
 }
 
 // progressPrinter draws a progress bar on stderr, at most ten times a second.
-func progressPrinter(g *globals, label string) func(done, total int64) {
+func progressPrinter(d *deps, label string) func(done, total int64) {
 	bar := progress.New(progress.WithWidth(30))
 	var last time.Time
 	start := time.Now()
@@ -66,10 +60,10 @@ func progressPrinter(g *globals, label string) func(done, total int64) {
 		last = time.Now()
 		rate := float64(done) / max(time.Since(start).Seconds(), 0.001)
 		if total <= 0 {
-			fmt.Fprintf(g.stderr, "\r%s  %s  %s/s   ", label, human(done), human(int64(rate)))
+			fmt.Fprintf(d.stderr, "\r%s  %s  %s/s   ", label, human(done), human(int64(rate)))
 			return
 		}
-		fmt.Fprintf(g.stderr, "\r%s %s %s / %s  %s/s   ", label, bar.ViewAs(float64(done)/float64(total)), human(done), human(total), human(int64(rate)))
+		fmt.Fprintf(d.stderr, "\r%s %s %s / %s  %s/s   ", label, bar.ViewAs(float64(done)/float64(total)), human(done), human(total), human(int64(rate)))
 	}
 }
 
@@ -86,14 +80,14 @@ func human(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-func newModelsCmd(g *globals) *cobra.Command {
+func newModelsCmd(d *deps) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "models",
 		Short: "List the model files in the cache",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			list, err := (&hub.Client{}).List()
+			list, err := d.hubClient().List()
 			if err != nil {
 				return err
 			}
@@ -101,14 +95,14 @@ func newModelsCmd(g *globals) *cobra.Command {
 				if list == nil {
 					list = []hub.Cached{}
 				}
-				return json.NewEncoder(g.stdout).Encode(list)
+				return json.NewEncoder(d.stdout).Encode(list)
 			}
 			if len(list) == 0 {
-				fmt.Fprintf(g.stdout, "No models in %s. Get one with: droidgo pull\n", hub.CacheDir(os.Getenv))
+				fmt.Fprintf(d.stdout, "No models in %s. Get one with: droidgo pull\n", hub.CacheDir(d.getenv))
 				return nil
 			}
 			for _, m := range list {
-				fmt.Fprintf(termsafe.NewWriter(g.stdout), "%-40s %-36s %10s  %s\n", m.Repo, m.File, human(m.Size), m.Path)
+				fmt.Fprintf(termsafe.NewWriter(d.stdout), "%-40s %-36s %10s  %s\n", m.Repo, m.File, human(m.Size), m.Path)
 			}
 			return nil
 		},
@@ -117,7 +111,8 @@ func newModelsCmd(g *globals) *cobra.Command {
 	return c
 }
 
-// cachedDefaultModel returns the default model's path if it was pulled.
-func cachedDefaultModel() (string, bool) {
-	return (&hub.Client{}).Find(hub.DefaultRepo, hub.DefaultQuant)
+// hubClient is a client of the model hub with the cache, endpoint and
+// token the environment names.
+func (d *deps) hubClient() *hub.Client {
+	return &hub.Client{CacheDir: hub.CacheDir(d.getenv), Endpoint: d.getenv("HF_ENDPOINT"), Token: d.getenv("HF_TOKEN")}
 }

@@ -28,6 +28,7 @@ func makeRandom(t *testing.T) string {
 // A random model from make-random carries Spark's special tokens, each one
 // token, so the template and the tool-call parser see Spark's structure.
 func TestRandomModelHasSparkTokens(t *testing.T) {
+	t.Parallel()
 	path := makeRandom(t)
 	tok, err := tokenizer.LoadGGUF(path)
 	if err != nil {
@@ -45,9 +46,10 @@ func TestRandomModelHasSparkTokens(t *testing.T) {
 // decisions are garbage; that every step prompts, generates and parses
 // is the point.
 func TestRunRandomModelEndToEnd(t *testing.T) {
+	t.Parallel()
 	path := makeRandom(t)
-	useSim(t, nil)
-	r := droidgo(t, context.Background(), "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", path, "--json", "--max-steps", "2", "--think-budget", "8", "--poll", "1ms")
+	h := newHarness(t)
+	r := h.run(context.Background(), "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", path, "--json", "--max-steps", "2", "--think-budget", "8", "--poll", "1ms")
 	if r.code != 0 && r.code != 1 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -81,6 +83,7 @@ func TestRunRandomModelEndToEnd(t *testing.T) {
 // The in-process engine runs both suites end to end with a random model:
 // results, recordings and the report are written; every run ran.
 func TestEvalRandomModelEndToEnd(t *testing.T) {
+	t.Parallel()
 	path := makeRandom(t)
 	out := t.TempDir()
 	r := droidgo(t, context.Background(), "eval", "--model", path, "--filter", `^(tasks/wifi|decisions/qs-flashlight)$`,

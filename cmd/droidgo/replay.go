@@ -13,25 +13,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droidgo/droidgo/fixtures"
-	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/recording"
-	"github.com/droidgo/droidgo/report"
 	"github.com/droidgo/droidgo/tui"
 )
 
-func init() { register(newReplayCmd) }
-
 type replayOptions struct {
-	g     *globals
+	d     *deps
 	file  string
 	speed float64
 	json  bool
 	noTUI bool
 }
 
-func newReplayCmd(g *globals) *cobra.Command {
-	o := &replayOptions{g: g}
+func newReplayCmd(d *deps) *cobra.Command {
+	o := &replayOptions{d: d}
 	c := &cobra.Command{
 		Use:   "replay FILE",
 		Short: "Play back a recorded run as if it were live",
@@ -98,7 +94,7 @@ func shippedRecordings() []string {
 }
 
 func runReplay(o *replayOptions) error {
-	g := o.g
+	d := o.d
 	if o.speed < 0 {
 		return usageErr(fmt.Errorf("--speed must be 0 or more, not %v", o.speed))
 	}
@@ -106,45 +102,21 @@ func runReplay(o *replayOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	ctx, cancel := context.WithCancel(g.ctx)
-	defer cancel()
 	started := rec.Started()
-	ropts := recording.ReplayOptions{Speed: o.speed, Now: testClock.now, Sleep: testClock.sleep}
-
-	useTUI := !o.json && !o.noTUI && writerIsTerminal(g.stdout)
-	var replayErr error
-	if useTUI {
-		ui := tui.New(tui.Options{
-			Task: started.Task, Device: started.Device, Model: started.Model, MaxSteps: started.MaxSteps,
-			Replay: true, Cancel: cancel, In: g.stdin, Out: terminalOut(g.stdout),
-		})
-		ropts.Hold = ui.Hold
-		done := make(chan error, 1)
-		go func() {
-			err := recording.Replay(ctx, rec, ropts, ui.Send)
-			ui.Close()
-			done <- err
-		}()
-		uiErr := ui.Run(ctx)
-		cancel() // the user quit: stop a replay still playing
-		replayErr = <-done
-		if uiErr != nil && !errors.Is(uiErr, context.Canceled) {
-			return fmt.Errorf("terminal UI: %w", uiErr)
+	ropts := recording.ReplayOptions{Speed: o.speed, Now: d.now, Sleep: d.sleep}
+	_, replayErr := d.show(d.ctx, view{
+		json: o.json, noTUI: o.noTUI,
+		ui:     tui.Options{Task: started.Task, Device: started.Device, Model: started.Model, MaxSteps: started.MaxSteps, Replay: true},
+		header: "replay:   " + describeRecording(rec.Header), // the recording's note: text from a file
+	}, func(ctx context.Context, emit func(loop.Event), ui *tui.UI) (*loop.Result, error) {
+		if ui != nil {
+			ropts.Hold = ui.Hold
 		}
-		if res := rec.Result(); res != nil && replayErr == nil {
-			printSummary(g.stdout, *res)
+		if err := recording.Replay(ctx, rec, ropts, emit); err != nil {
+			return nil, err
 		}
-	} else {
-		var emit func(loop.Event)
-		if o.json {
-			emit = report.NewJSON(g.stdout).Event
-		} else {
-			// The header holds the recording's note: text from a file.
-			fmt.Fprintf(termsafe.NewWriter(g.stdout), "replay:   %s\n", describeRecording(rec.Header))
-			emit = report.NewText(g.stdout).Event
-		}
-		replayErr = recording.Replay(ctx, rec, ropts, emit)
-	}
+		return rec.Result(), nil
+	})
 	if replayErr != nil {
 		if errors.Is(replayErr, context.Canceled) {
 			return exitCode(1) // stopped before the end
@@ -154,7 +126,7 @@ func runReplay(o *replayOptions) error {
 	res := rec.Result()
 	if res == nil {
 		if !o.json {
-			fmt.Fprintln(g.stdout, "\nresult:   none (the recording ends before the run did)")
+			fmt.Fprintln(d.stdout, "\nresult:   none (the recording ends before the run did)")
 		}
 		return exitCode(1)
 	}

@@ -15,23 +15,9 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// commandFactories holds the constructors of every subcommand. Each command
-// file registers its constructor in an init function, so command files do not
-// have to touch this one.
-var commandFactories []func(*globals) *cobra.Command
-
-func register(f func(*globals) *cobra.Command) { commandFactories = append(commandFactories, f) }
-
-// globals are the I/O streams and shared settings every command receives, so
-// that tests can run commands without a terminal or a process.
-type globals struct {
-	ctx    context.Context
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-}
-
-func newRootCmd(g *globals) *cobra.Command {
+// newRootCmd builds droidgo's whole command tree: every command is
+// constructed here, from the dependencies it is given.
+func newRootCmd(d *deps) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "droidgo",
 		Short: "Drive an Android phone with a small on-device language model",
@@ -45,13 +31,46 @@ model, so everything can be tried without a device or model weights.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetIn(g.stdin)
-	root.SetOut(g.stdout)
-	root.SetErr(g.stderr)
+	root.SetIn(d.stdin)
+	root.SetOut(d.stdout)
+	root.SetErr(d.stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
-	for _, f := range commandFactories {
-		root.AddCommand(f(g))
+	modelCmd := &cobra.Command{
+		Use:   "model",
+		Short: "Inspect, run and benchmark model files (GGUF or HF directories)",
 	}
+	modelCmd.AddCommand(
+		newModelBenchCmd(d),
+		newModelChatCmd(d),
+		newModelGenerateCmd(d),
+		newModelInfoCmd(d),
+		newModelLogitsCmd(d),
+		newModelPromptCmd(d),
+		newModelRandomCmd(d),
+		newModelTokenizeCmd(d),
+	)
+	simCmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Scripted simulated phones: list scenarios, serve one over ADB",
+	}
+	simCmd.AddCommand(newSimListCmd(d), newSimServeCmd(d))
+	root.AddCommand(
+		newRunCmd(d),
+		newReplayCmd(d),
+		newScreenCmd(d),
+		newDoCmd(d),
+		newDevicesCmd(d),
+		newConnectCmd(d),
+		newParseCmd(d),
+		newEvalCmd(d),
+		newBenchCmd(d),
+		newPullCmd(d),
+		newModelsCmd(d),
+		newCacheCmd(d),
+		newConfigCmd(d),
+		modelCmd,
+		simCmd,
+	)
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
 		refuseUnknownSubcommands(c)
@@ -104,14 +123,19 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 	}
 }
 
-// execute runs droidgo with args and returns the process exit code.
+// execute runs droidgo with args on the given streams and returns the
+// process exit code.
 func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	out := &checkedWriter{w: stdout}
-	g := &globals{ctx: ctx, stdin: stdin, stdout: out, stderr: stderr}
-	root := newRootCmd(g)
+	return executeWith(newDeps(ctx, stdin, stdout, stderr), args)
+}
+
+// executeWith runs droidgo with args and the dependencies d (from newDeps,
+// with a test's fakes) and returns the process exit code.
+func executeWith(d *deps, args []string) int {
+	root := newRootCmd(d)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if werr := out.failed(); werr != nil && codeFor(err) != 2 {
+	err := root.ExecuteContext(d.ctx)
+	if werr := d.out.failed(); werr != nil && codeFor(err) != 2 {
 		// Output that was lost is a failure whatever the command thought,
 		// and one message says so for every command (replacing a
 		// command's own report of the same write error).
@@ -124,7 +148,7 @@ func execute(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if !errors.As(err, &ee) && isUsage(err) {
 		err = usageErr(err)
 	}
-	printErr(stderr, err)
+	printErr(d.stderr, err)
 	return codeFor(err)
 }
 

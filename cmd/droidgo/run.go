@@ -16,36 +16,18 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/droidgo/droidgo/config"
-	"github.com/droidgo/droidgo/device"
 	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/openai"
-	"github.com/droidgo/droidgo/model/script"
 	"github.com/droidgo/droidgo/recording"
-	"github.com/droidgo/droidgo/report"
 	"github.com/droidgo/droidgo/tui"
 )
-
-func init() {
-	register(newRunCmd)
-	modelOpeners["script"] = func(ctx context.Context, spec string) (model.Backend, error) {
-		return script.Open(spec, script.Options{Sleep: testClock.sleep, Now: testClock.now})
-	}
-}
-
-// testClock replaces the clock of runs, scripted models and replays in
-// tests (nil fields: the real clock), so recordings made by tests have
-// realistic timings without the tests waiting.
-var testClock struct {
-	now   func() time.Time
-	sleep func(ctx context.Context, d time.Duration) error
-}
 
 // runOptions are the inputs of `droidgo run`, separate from cobra so tests
 // can call runRun directly.
 type runOptions struct {
-	g *globals
+	d *deps
 
 	task          string
 	sim           string
@@ -66,15 +48,13 @@ type runOptions struct {
 	// set records which flags were given, so they override the
 	// configuration file and the environment.
 	set map[string]bool
-	// getenv reads the environment (os.Getenv outside tests).
-	getenv func(string) string
 	// poll overrides the settle poll interval (0: the default for the
 	// device kind).
 	poll time.Duration
 }
 
-func newRunCmd(g *globals) *cobra.Command {
-	o := &runOptions{g: g, getenv: os.Getenv}
+func newRunCmd(d *deps) *cobra.Command {
+	o := &runOptions{d: d}
 	c := &cobra.Command{
 		Use:   "run [TASK]",
 		Short: "Let the model carry out a task on a phone or a simulated phone",
@@ -114,7 +94,7 @@ usage or configuration error.`,
 	f.IntVar(&o.maxSteps, "max-steps", loop.DefaultMaxSteps, "step budget")
 	f.BoolVar(&o.noThink, "no-think", false, "turn the model's reasoning off")
 	f.BoolVar(&o.noPromptCache, "no-prompt-cache", false, "neither load nor save the fixed prompt prefix's KV state on disk (setting prompt_cache)")
-	f.IntVar(&o.thinkBudget, "think-budget", 1024, "reasoning tokens per step before the reasoning is closed (0: no limit)")
+	f.IntVar(&o.thinkBudget, "think-budget", config.DefaultThinkBudget, "reasoning tokens per step before the reasoning is closed (0: no limit)")
 	f.StringVar(&o.record, "record", "", "record the run to `FILE.jsonl` for 'droidgo replay'")
 	f.BoolVar(&o.json, "json", false, "print one JSON event per line")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print plain text even on a terminal")
@@ -128,7 +108,7 @@ usage or configuration error.`,
 // settings merges the configuration (defaults, file, environment) with
 // the flags that were given.
 func (o *runOptions) settings() (*config.Config, error) {
-	cfg, err := config.Load(o.getenv)
+	cfg, err := config.Load(o.d.getenv)
 	if err != nil {
 		return nil, usageErr(err)
 	}
@@ -156,36 +136,11 @@ func (o *runOptions) settings() (*config.Config, error) {
 	return cfg, nil
 }
 
-// openDevice opens the simulator scenario or the ADB device.
-func (o *runOptions) openDevice(ctx context.Context, cfg *config.Config) (device.Device, string, error) {
-	if o.sim != "" && o.set["device"] {
-		return nil, "", usageErr(errors.New("--sim and --device cannot be used together"))
-	}
-	if o.sim != "" {
-		if openSim == nil {
-			return nil, "", usageErr(errors.New("the simulator is not built into this droidgo"))
-		}
-		d, err := openSim(ctx, o.sim)
-		if err != nil {
-			return nil, "", usageErr(err)
-		}
-		return d, "sim:" + o.sim, nil
-	}
-	if openADB == nil {
-		return nil, "", usageErr(errors.New("driving a phone over ADB is not built into this droidgo yet; use --sim SCENARIO"))
-	}
-	d, name, err := openADB(ctx, cfg.Device)
-	if err != nil {
-		return nil, "", err
-	}
-	return d, name, nil
-}
-
 // chooseModel opens the model the settings name: a model (--model) or a
 // server (--endpoint), whichever was given with more authority (flag, then
 // environment, then file); else the default model if it was pulled; else
 // it says how to get one.
-func chooseModel(ctx context.Context, cfg *config.Config) (model.Backend, error) {
+func (d *deps) chooseModel(ctx context.Context, cfg *config.Config) (model.Backend, error) {
 	rank := func(key string) int {
 		src := cfg.Sources[key]
 		switch {
@@ -209,7 +164,7 @@ func chooseModel(ctx context.Context, cfg *config.Config) (model.Backend, error)
 	case m >= 0 && m == e:
 		return nil, usageErr(fmt.Errorf("both a model (%s) and an endpoint (%s) are set by %s; give only one", cfg.Model, cfg.Endpoint, cfg.Sources["model"]))
 	case m > e:
-		return openModel(ctx, cfg.Model)
+		return d.openModel(ctx, cfg.Model)
 	case e > m:
 		b, err := openai.New(ctx, openai.Config{BaseURL: cfg.Endpoint, Model: cfg.ModelName})
 		if err != nil {
@@ -217,20 +172,20 @@ func chooseModel(ctx context.Context, cfg *config.Config) (model.Backend, error)
 		}
 		return b, nil
 	}
-	if p, ok := cachedDefaultModel(); ok {
-		return openModel(ctx, p)
+	if p, ok := d.defaultModel(); ok {
+		return d.openModel(ctx, p)
 	}
 	return nil, usageErr(errors.New("no model: download Spark with 'droidgo pull', or pass --model FILE.gguf, --endpoint URL (an OpenAI-compatible server) or --model script:FILE"))
 }
 
-// openModel opens a --model value: "SCHEME:REST" when a backend is
-// registered for SCHEME, else a model file or directory.
-func openModel(ctx context.Context, spec string) (model.Backend, error) {
+// openModel opens a --model value: "SCHEME:REST" when d.modelOpeners has
+// SCHEME, else a model file or directory.
+func (d *deps) openModel(ctx context.Context, spec string) (model.Backend, error) {
 	if spec == "" {
 		return nil, usageErr(errors.New("no model given; use --model script:FILE or --model MODEL.gguf"))
 	}
 	if scheme, rest, ok := strings.Cut(spec, ":"); ok {
-		if open, ok := modelOpeners[scheme]; ok {
+		if open, ok := d.modelOpeners[scheme]; ok {
 			b, err := open(ctx, rest)
 			if err != nil {
 				return nil, usageErr(err)
@@ -243,11 +198,7 @@ func openModel(ctx context.Context, spec string) (model.Backend, error) {
 			}
 		}
 	}
-	open, ok := modelOpeners["file"]
-	if !ok {
-		return nil, usageErr(fmt.Errorf("running model files (%s) is not built in yet; use --model script:FILE", spec))
-	}
-	b, err := open(ctx, spec)
+	b, err := d.modelOpeners["file"](ctx, spec)
 	if err != nil {
 		return nil, usageErr(err)
 	}
@@ -264,7 +215,7 @@ func isWord(s string) bool {
 }
 
 func runRun(o *runOptions) error {
-	g := o.g
+	d := o.d
 	cfg, err := o.settings()
 	if err != nil {
 		return err
@@ -275,17 +226,18 @@ func runRun(o *runOptions) error {
 	if cfg.ThinkBudget < 0 {
 		return usageErr(fmt.Errorf("--think-budget must not be negative, not %d", cfg.ThinkBudget))
 	}
-	ctx, cancel := context.WithCancel(g.ctx)
+	ctx, cancel := context.WithCancel(d.ctx)
 	defer cancel()
 
-	dev, devName, err := o.openDevice(ctx, cfg)
+	if o.sim != "" && o.set["device"] {
+		return usageErr(errors.New("--sim and --device cannot be used together"))
+	}
+	dev, devName, err := d.openDevice(ctx, o.sim, cfg.Device)
 	if err != nil {
 		o.recordSetupFailure(cfg, err)
 		return err
 	}
-	if c, ok := dev.(io.Closer); ok {
-		defer c.Close()
-	}
+	defer closeDevice(dev)
 	task := strings.TrimSpace(o.task)
 	if task == "" {
 		if t, ok := dev.(interface{ Task() string }); ok {
@@ -295,7 +247,7 @@ func runRun(o *runOptions) error {
 	if task == "" {
 		return usageErr(errors.New("no task given; say what to do, e.g. droidgo run \"Turn on Wi-Fi\""))
 	}
-	backend, err := chooseModel(withSettings(ctx, cfg), cfg)
+	backend, err := d.chooseModel(withSettings(ctx, cfg), cfg)
 	if err != nil {
 		return err
 	}
@@ -315,8 +267,8 @@ func runRun(o *runOptions) error {
 		StepMode:    o.step,
 		Sensitive:   cfg.Sensitive,
 		Sampling:    model.Sampling{Temperature: 1.0, TopP: 0.95},
-		Now:         testClock.now,
-		Sleep:       testClock.sleep,
+		Now:         d.now,
+		Sleep:       d.sleep,
 	}
 	if cfg.ThinkBudget > 0 {
 		// Room for the answer after a closed reasoning.
@@ -349,12 +301,8 @@ func runRun(o *runOptions) error {
 	var sinks []func(loop.Event)
 	var rec *recording.Writer
 	if o.record != "" {
-		created := time.Now
-		if testClock.now != nil {
-			created = testClock.now
-		}
 		rec, err = recording.Create(o.record, recording.Header{
-			Created:  created().UTC(),
+			Created:  d.clock().UTC(),
 			Scripted: strings.HasPrefix(backend.Name(), "script:"),
 			Task:     task,
 			Model:    backend.Name(),
@@ -371,34 +319,18 @@ func runRun(o *runOptions) error {
 		sinks = append(sinks, rec.Event)
 	}
 
-	useTUI := !o.json && !o.noTUI && writerIsTerminal(g.stdout)
-	var res loop.Result
-	switch {
-	case useTUI:
-		res, err = runWithTUI(ctx, cancel, o, lc, sinks, tui.Options{
-			Task: task, Device: devName, Model: backend.Name(), MaxSteps: cfg.MaxSteps, StepMode: o.step,
-		})
-	default:
-		var printer func(loop.Event)
-		if o.json {
-			printer = report.NewJSON(g.stdout).Event
-		} else {
-			printer = report.NewText(g.stdout).Event
-		}
-		if o.step {
-			lc.Approver = lineApprover(g.stdin, g.stderr)
-		}
-		// A failed write to stdout is reported by execute, for every
-		// command alike.
-		lc.OnEvent = fanout(append(sinks, printer)...)
-		res = loop.Run(ctx, lc)
-	}
+	res, err := d.show(ctx, view{
+		json: o.json, noTUI: o.noTUI, sinks: sinks,
+		// The user can turn step mode on with a key, so the TUI sees
+		// every call (runLoop consults it always).
+		ui: tui.Options{Task: task, Device: devName, Model: backend.Name(), MaxSteps: cfg.MaxSteps, StepMode: o.step, EveryCall: true},
+	}, d.runLoop(lc, o.step))
 	if rec != nil {
 		// A recording that could not be written is lost work: the run
 		// fails whatever its result.
 		if cerr := rec.Close(); cerr != nil {
 			if err != nil {
-				fmt.Fprintf(g.stderr, "droidgo: %v\n", cerr)
+				fmt.Fprintf(d.stderr, "droidgo: %v\n", cerr)
 			} else {
 				err = cerr
 			}
@@ -430,23 +362,20 @@ func (o *runOptions) recordSetupFailure(cfg *config.Config, cause error) {
 	if o.record == "" || errors.As(cause, &ee) {
 		return // usage errors are reported, not recorded
 	}
-	now := time.Now
-	if testClock.now != nil {
-		now = testClock.now
-	}
+	now := o.d.clock
 	dev := cfg.Device
 	if dev == "" {
 		dev = "adb"
 	}
 	rec, err := recording.Create(o.record, recording.Header{Created: now().UTC(), Task: o.task, Device: dev, Model: cfg.Model})
 	if err != nil {
-		fmt.Fprintf(o.g.stderr, "droidgo: %v\n", err)
+		fmt.Fprintf(o.d.stderr, "droidgo: %v\n", err)
 		return
 	}
 	rec.Event(loop.Event{Type: loop.EvRunStarted, Time: now(), Task: o.task, Device: dev, MaxSteps: cfg.MaxSteps})
 	rec.Event(loop.Event{Type: loop.EvFinished, Time: now(), Result: &loop.Result{Reason: "device: " + cause.Error()}})
 	if err := rec.Close(); err != nil {
-		fmt.Fprintf(o.g.stderr, "droidgo: %v\n", err)
+		fmt.Fprintf(o.d.stderr, "droidgo: %v\n", err)
 	}
 }
 
@@ -457,43 +386,23 @@ func recordingNote(modelName string) string {
 	return ""
 }
 
-// fanout delivers each event to every sink in order.
-func fanout(sinks ...func(loop.Event)) func(loop.Event) {
-	return func(ev loop.Event) {
-		for _, s := range sinks {
-			s(ev)
+// runLoop plays the agent loop lc. Under the TUI the TUI approves, and is
+// asked before every action so step mode can be turned on mid-run;
+// without it, step mode asks on stdin.
+func (d *deps) runLoop(lc loop.Config, step bool) player {
+	return func(ctx context.Context, emit func(loop.Event), ui *tui.UI) (*loop.Result, error) {
+		lc.OnEvent = emit
+		switch {
+		case ui != nil:
+			lc.Approver = ui.Approve
+			lc.Hold = ui.Hold
+			lc.ConsultAlways = true
+		case step:
+			lc.Approver = lineApprover(d.stdin, d.stderr)
 		}
-	}
-}
-
-// runWithTUI runs the loop in the background and the UI in front. Quitting
-// the UI cancels the run, which still ends with a result and a flushed
-// recording.
-func runWithTUI(ctx context.Context, cancel context.CancelFunc, o *runOptions, lc loop.Config, sinks []func(loop.Event), uo tui.Options) (loop.Result, error) {
-	uo.Cancel = cancel
-	uo.In = o.g.stdin
-	uo.Out = terminalOut(o.g.stdout)
-	// The user can turn step mode on with a key, so the UI sees every call.
-	uo.EveryCall = true
-	ui := tui.New(uo)
-	lc.Approver = ui.Approve
-	lc.ConsultAlways = true
-	lc.OnEvent = fanout(append(sinks, ui.Send)...)
-	lc.Hold = ui.Hold
-	done := make(chan loop.Result, 1)
-	go func() {
 		res := loop.Run(ctx, lc)
-		ui.Close()
-		done <- res
-	}()
-	uiErr := ui.Run(ctx)
-	cancel()
-	res := <-done
-	printSummary(o.g.stdout, res)
-	if uiErr != nil && !errors.Is(uiErr, context.Canceled) {
-		return res, fmt.Errorf("terminal UI: %w", uiErr)
+		return &res, nil
 	}
-	return res, nil
 }
 
 // printSummary leaves the result on the terminal once the UI is gone.

@@ -40,33 +40,6 @@ const fixturesDir = "../../fixtures"
 // scenarios are the shipped simulator scenarios, each with a correct script.
 var scenarios = []string{"wifi", "alarm", "devopts", "bluetooth", "search"}
 
-// simHook installs the simulator as the --sim opener when its command
-// file has not, and lets a test wrap the phone.
-var simHook struct {
-	mu   sync.Mutex
-	wrap func(*simulator.Phone) device.Device
-	last *simulator.Phone
-}
-
-func useSim(t *testing.T, wrap func(*simulator.Phone) device.Device) {
-	t.Helper()
-	prev := openSim
-	openSim = func(ctx context.Context, name string) (device.Device, error) {
-		p, err := simulator.Load(name)
-		if err != nil {
-			return nil, err
-		}
-		simHook.mu.Lock()
-		defer simHook.mu.Unlock()
-		simHook.last = p
-		if wrap != nil {
-			return wrap(p), nil
-		}
-		return p, nil
-	}
-	t.Cleanup(func() { openSim = prev })
-}
-
 // fakeClock advances only when something sleeps, so scripted runs get the
 // timings of a realistic pace without the test waiting.
 type fakeClock struct {
@@ -90,42 +63,114 @@ func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
 	return nil
 }
 
-func useFakeClock(t *testing.T) {
-	t.Helper()
-	c := &fakeClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-	testClock.now, testClock.sleep = c.Now, c.Sleep
-	t.Cleanup(func() { testClock.now, testClock.sleep = nil, nil })
-}
-
 type result struct {
 	code           int
 	stdout, stderr string
 }
 
-// hermetic hides the developer's configuration file and DROIDGO_*
-// variables from a test.
-func hermetic(t *testing.T) {
+// harness runs droidgo commands in a test with its fakes injected through
+// deps: an environment without the developer's configuration, models and
+// caches, optionally a fake clock and a wrapped simulator. Nothing global
+// changes, so tests using one can run in parallel.
+type harness struct {
+	t *testing.T
+	// env overrides the process environment.
+	env map[string]string
+	// clock, when set, is the commands' clock.
+	clock *fakeClock
+	// wrap, when set, wraps every simulated phone a command opens.
+	wrap func(*simulator.Phone) device.Device
+	// setup changes the deps further before a command runs.
+	setup func(*deps)
+
+	mu   sync.Mutex
+	last *simulator.Phone
+}
+
+// newHarness hides the developer's configuration file and DROIDGO_*
+// variables from the commands a test runs.
+func newHarness(t *testing.T) *harness {
 	t.Helper()
-	for _, k := range config.Keys {
-		t.Setenv(k.Env, "")
-	}
 	empty := filepath.Join(t.TempDir(), "empty.toml")
 	if err := os.WriteFile(empty, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("DROIDGO_CONFIG", empty)
+	env := map[string]string{}
+	for _, k := range config.Keys {
+		env[k.Env] = ""
+	}
+	env["DROIDGO_CONFIG"] = empty
 	// A model pulled on the developer's machine must not be picked up.
-	t.Setenv("DROIDGO_CACHE", t.TempDir())
+	env["DROIDGO_CACHE"] = t.TempDir()
 	// Nor its prompt cache, and nothing is written to it.
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	env["XDG_CACHE_HOME"] = t.TempDir()
+	return &harness{t: t, env: env}
 }
 
+// fakeClock gives the harness a fake clock starting at a fixed time.
+func (h *harness) fakeClock() *fakeClock {
+	h.clock = &fakeClock{now: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	return h.clock
+}
+
+func (h *harness) getenv(k string) string {
+	if v, ok := h.env[k]; ok {
+		return v
+	}
+	return os.Getenv(k)
+}
+
+// deps returns the dependencies of one command run on the given streams.
+func (h *harness) deps(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *deps {
+	d := newDeps(ctx, stdin, stdout, stderr)
+	d.getenv = h.getenv
+	if h.clock != nil {
+		d.now, d.sleep = h.clock.Now, h.clock.Sleep
+	}
+	d.openSim = func(_ context.Context, name string) (device.Device, error) {
+		p, err := simulator.Load(name)
+		if err != nil {
+			return nil, err
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.last = p
+		if h.wrap != nil {
+			return h.wrap(p), nil
+		}
+		return p, nil
+	}
+	if h.setup != nil {
+		h.setup(d)
+	}
+	return d
+}
+
+// run runs droidgo with args and empty input.
+func (h *harness) run(ctx context.Context, args ...string) result {
+	h.t.Helper()
+	return h.runWith(ctx, strings.NewReader(""), args...)
+}
+
+// runWith runs droidgo with args reading stdin.
+func (h *harness) runWith(ctx context.Context, stdin io.Reader, args ...string) result {
+	h.t.Helper()
+	var out, errb bytes.Buffer
+	code := executeWith(h.deps(ctx, stdin, &out, &errb), args)
+	return result{code, out.String(), errb.String()}
+}
+
+// lastPhone is the simulated phone the last command opened.
+func (h *harness) lastPhone() *simulator.Phone {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last
+}
+
+// droidgo runs droidgo with args in a fresh harness.
 func droidgo(t *testing.T, ctx context.Context, args ...string) result {
 	t.Helper()
-	hermetic(t)
-	var out, errb bytes.Buffer
-	code := execute(ctx, args, strings.NewReader(""), &out, &errb)
-	return result{code, out.String(), errb.String()}
+	return newHarness(t).run(ctx, args...)
 }
 
 func scriptFor(name string, pace string) string {
@@ -137,16 +182,17 @@ func scriptFor(name string, pace string) string {
 // fake clock at the default pace, so they are deterministic: without
 // -update the test checks the shipped files are what the scripts produce.
 func TestRunScenarios(t *testing.T) {
+	t.Parallel()
 	for _, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
-			useSim(t, nil)
-			useFakeClock(t)
+			h := newHarness(t)
+			h.fakeClock()
 			rec := filepath.Join(t.TempDir(), sc+".jsonl")
-			r := droidgo(t, context.Background(), "run", "--sim", sc, "--model", scriptFor(sc, "40ms"), "--no-tui", "--record", rec)
+			r := h.run(context.Background(), "run", "--sim", sc, "--model", scriptFor(sc, "40ms"), "--no-tui", "--record", rec)
 			if r.code != 0 {
 				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 			}
-			if !simHook.last.Success() {
+			if !h.lastPhone().Success() {
 				t.Fatal("exit 0 but the scenario's success check fails")
 			}
 			for _, want := range []string{"result:   SUCCESS: task_complete", "thinking: ", "call:     "} {
@@ -185,6 +231,7 @@ func TestRunScenarios(t *testing.T) {
 }
 
 func TestShippedRecordingsAreLabelled(t *testing.T) {
+	t.Parallel()
 	for _, sc := range scenarios {
 		rec, err := recording.Open(filepath.Join(fixturesDir, "recordings", sc+".jsonl"))
 		if err != nil {
@@ -233,9 +280,10 @@ func eventLines(t *testing.T, out string) []string {
 }
 
 func TestRunJSONAndReplayAreTheSame(t *testing.T) {
-	useSim(t, nil)
+	t.Parallel()
+	h := newHarness(t)
 	rec := filepath.Join(t.TempDir(), "wifi.jsonl")
-	live := droidgo(t, context.Background(), "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--json", "--record", rec)
+	live := h.run(context.Background(), "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--json", "--record", rec)
 	if live.code != 0 {
 		t.Fatalf("exit %d: %s", live.code, live.stderr)
 	}
@@ -246,7 +294,7 @@ func TestRunJSONAndReplayAreTheSame(t *testing.T) {
 	if strings.Contains(live.stdout, "<hierarchy") || strings.Contains(live.stdout, `"type":"prompt"`) {
 		t.Error("--json output carries raw XML or prompts")
 	}
-	replay := droidgo(t, context.Background(), "replay", rec, "--json", "--speed", "0")
+	replay := h.run(context.Background(), "replay", rec, "--json", "--speed", "0")
 	if replay.code != 0 {
 		t.Fatalf("replay exit %d: %s", replay.code, replay.stderr)
 	}
@@ -263,9 +311,11 @@ func TestRunJSONAndReplayAreTheSame(t *testing.T) {
 }
 
 func TestReplayTextAndTiming(t *testing.T) {
-	useFakeClock(t)
-	start := testClock.now()
-	r := droidgo(t, context.Background(), "replay", filepath.Join(fixturesDir, "recordings", "wifi.jsonl"), "--no-tui", "--speed", "2")
+	t.Parallel()
+	h := newHarness(t)
+	h.fakeClock()
+	start := h.clock.Now()
+	r := h.run(context.Background(), "replay", filepath.Join(fixturesDir, "recordings", "wifi.jsonl"), "--no-tui", "--speed", "2")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -277,17 +327,18 @@ func TestReplayTextAndTiming(t *testing.T) {
 		t.Fatal(err)
 	}
 	recorded := rec.Events[len(rec.Events)-1].Time.Sub(rec.Events[0].Time)
-	took := testClock.now().Sub(start)
+	took := h.clock.Now().Sub(start)
 	if recorded <= 0 || took < recorded/2-time.Millisecond || took > recorded/2+time.Millisecond {
 		t.Errorf("replay at speed 2 took %v of a %v recording", took, recorded)
 	}
 	// The shipped name works without a path.
-	if r := droidgo(t, context.Background(), "replay", "wifi", "--no-tui", "--speed", "0"); r.code != 0 {
+	if r := h.run(context.Background(), "replay", "wifi", "--no-tui", "--speed", "0"); r.code != 0 {
 		t.Errorf("replay wifi: exit %d: %s", r.code, r.stderr)
 	}
 }
 
 func TestRunExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.txt")
 	if err := os.WriteFile(bad, []byte("no turn marker\n"), 0o644); err != nil {
@@ -316,8 +367,8 @@ func TestRunExitCodes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			useSim(t, nil)
-			r := droidgo(t, context.Background(), tt.args...)
+			h := newHarness(t)
+			r := h.run(context.Background(), tt.args...)
 			if r.code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, tt.code, r.stdout, r.stderr)
 			}
@@ -345,13 +396,14 @@ var faultyScripts = []struct {
 }
 
 func TestRunFaultyScripts(t *testing.T) {
+	t.Parallel()
 	for _, fs := range faultyScripts {
 		t.Run(fs.name, func(t *testing.T) {
-			useSim(t, nil)
-			useFakeClock(t)
+			h := newHarness(t)
+			h.fakeClock()
 			rec := filepath.Join(t.TempDir(), fs.name+".jsonl")
 			args := append([]string{"run", "--sim", "wifi", "--model", scriptFor(fs.name, "40ms"), "--no-tui", "--record", rec}, fs.flags...)
-			r := droidgo(t, context.Background(), args...)
+			r := h.run(context.Background(), args...)
 			if r.code != fs.code {
 				t.Fatalf("exit %d, want %d\n%s\n%s", r.code, fs.code, r.stdout, r.stderr)
 			}
@@ -398,11 +450,13 @@ func (f *flaky) Tap(ctx context.Context, x, y int) error {
 }
 
 func TestRunDumpFailsTwice(t *testing.T) {
-	useSim(t, func(p *simulator.Phone) device.Device {
+	t.Parallel()
+	h := newHarness(t)
+	h.wrap = func(p *simulator.Phone) device.Device {
 		p.FailNextDumps(2)
 		return p
-	})
-	r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui")
+	}
+	r := h.run(context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -412,12 +466,14 @@ func TestRunDumpFailsTwice(t *testing.T) {
 }
 
 func TestRunDumpKeepsFailing(t *testing.T) {
-	useSim(t, func(p *simulator.Phone) device.Device {
+	t.Parallel()
+	h := newHarness(t)
+	h.wrap = func(p *simulator.Phone) device.Device {
 		p.FailNextDumps(1000)
 		return p
-	})
+	}
 	rec := filepath.Join(t.TempDir(), "r.jsonl")
-	r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi-wait", "0"), "--no-tui", "--record", rec)
+	r := h.run(context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi-wait", "0"), "--no-tui", "--record", rec)
 	if r.code != 1 || !strings.Contains(r.stdout, "FAILURE: the screen could not be read 3 times in a row") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -427,17 +483,19 @@ func TestRunDumpKeepsFailing(t *testing.T) {
 }
 
 func TestRunCancelFlushesTheRecording(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	useSim(t, func(p *simulator.Phone) device.Device {
+	h := newHarness(t)
+	h.wrap = func(p *simulator.Phone) device.Device {
 		return &flaky{Phone: p, onTap: func(n int) {
 			if n == 2 {
 				cancel()
 			}
 		}}
-	})
+	}
 	rec := filepath.Join(t.TempDir(), "r.jsonl")
-	r := droidgo(t, ctx, "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--record", rec)
+	r := h.run(ctx, "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--record", rec)
 	if r.code != 1 || !strings.Contains(r.stdout, "FAILURE: cancelled") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -451,63 +509,62 @@ func TestRunCancelFlushesTheRecording(t *testing.T) {
 }
 
 func TestRunStepModeOnStdin(t *testing.T) {
-	useSim(t, nil)
-	hermetic(t)
-	var out, errb bytes.Buffer
+	t.Parallel()
+	h := newHarness(t)
 	// Approve the first action, then abort.
-	code := execute(context.Background(), []string{"run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--step"},
-		strings.NewReader("y\na\n"), &out, &errb)
-	if code != 1 || !strings.Contains(out.String(), "FAILURE: stopped by the user") {
-		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	r := h.runWith(context.Background(), strings.NewReader("y\na\n"), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--step")
+	if r.code != 1 || !strings.Contains(r.stdout, "FAILURE: stopped by the user") {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
-	if n := strings.Count(errb.String(), "approve "); n != 2 {
-		t.Errorf("asked %d times, want 2:\n%s", n, errb.String())
+	if n := strings.Count(r.stderr, "approve "); n != 2 {
+		t.Errorf("asked %d times, want 2:\n%s", n, r.stderr)
 	}
-	if !strings.Contains(out.String(), `action:   open_app(name="Settings")`) {
-		t.Errorf("the approved action did not run:\n%s", out.String())
+	if !strings.Contains(r.stdout, `action:   open_app(name="Settings")`) {
+		t.Errorf("the approved action did not run:\n%s", r.stdout)
 	}
 }
 
 func TestRunTaskDefaultsToTheScenarios(t *testing.T) {
-	useSim(t, nil)
-	r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui")
+	t.Parallel()
+	h := newHarness(t)
+	r := h.run(context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui")
 	if !strings.HasPrefix(r.stdout, "task:     Turn on Wi-Fi\n") {
 		t.Errorf("output starts %q", strings.SplitN(r.stdout, "\n", 2)[0])
 	}
 }
 
 func TestRunFlags(t *testing.T) {
-	useSim(t, nil)
-	r := droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--sensitive", "Internet")
+	t.Parallel()
+	h := newHarness(t)
+	r := h.run(context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--sensitive", "Internet")
 	if r.code != 1 || !strings.Contains(r.stdout, `not run  ERROR: needs approval: label "Network & internet, Mobile, Wi‑Fi, hotspot" matches the sensitive word "Internet"`) {
 		t.Errorf("--sensitive: exit %d\n%s", r.code, r.stdout)
 	}
-	r = droidgo(t, context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--no-think")
+	r = h.run(context.Background(), "run", "--sim", "wifi", "--model", scriptFor("wifi", "0"), "--no-tui", "--no-think")
 	if r.code != 0 || strings.Contains(r.stdout, "thinking:") {
 		t.Errorf("--no-think: exit %d\n%s", r.code, r.stdout)
 	}
 }
 
-// TestRunWithTUI drives the TUI wiring without a terminal: the run goes on
-// in the background, the UI draws into a buffer, and "q" after the last
+// TestRunWithTUI drives the TUI wiring with a fake terminal: the run goes
+// on in the background, the UI draws into a buffer, and "q" after the last
 // event quits it.
 func TestRunWithTUI(t *testing.T) {
-	useSim(t, nil)
-	hermetic(t)
-	dev, err := openSim(context.Background(), "wifi")
-	if err != nil {
-		t.Fatal(err)
-	}
-	backend, err := openModel(context.Background(), scriptFor("wifi", "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	var out bytes.Buffer
-	g := &globals{ctx: context.Background(), stdin: pr, stdout: &out, stderr: io.Discard}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := context.Background()
+	d := newHarness(t).deps(ctx, pr, &out, io.Discard)
+	d.isTerminal = func(io.Writer) bool { return true }
+	dev, err := d.openSim(ctx, "wifi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backend, err := d.openModel(ctx, scriptFor("wifi", "0"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var finished bool
 	quit := func(ev loop.Event) {
 		if ev.Type == loop.EvFinished {
@@ -515,10 +572,13 @@ func TestRunWithTUI(t *testing.T) {
 			go pw.Write([]byte("q"))
 		}
 	}
-	res, err := runWithTUI(ctx, cancel, &runOptions{g: g}, loop.Config{
+	res, err := d.show(ctx, view{
+		ui:    tui.Options{Task: "Turn on Wi-Fi", Width: 100, Height: 30, EveryCall: true},
+		sinks: []func(loop.Event){quit},
+	}, d.runLoop(loop.Config{
 		Task: "Turn on Wi-Fi", Device: dev, DeviceName: "sim:wifi", Model: backend, Think: true, PollInterval: time.Millisecond,
-	}, []func(loop.Event){quit}, tui.Options{Task: "Turn on Wi-Fi", Width: 100, Height: 30})
-	if err != nil || !res.Success || !finished {
+	}, false))
+	if err != nil || res == nil || !res.Success || !finished {
 		t.Fatalf("result %+v, err %v, finished %v", res, err, finished)
 	}
 	if !strings.Contains(out.String(), `SUCCESS: task_complete ("Wi-Fi is turned on")`) {

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/droidgo/droidgo/internal/termsafe"
-	"github.com/droidgo/droidgo/simulator"
 	"github.com/droidgo/droidgo/uixml"
 	"github.com/spf13/cobra"
 )
@@ -17,8 +16,6 @@ import (
 // maxDumpSize bounds what `droidgo screen` reads: real dumps are tens of
 // kilobytes, a huge one is a few megabytes.
 const maxDumpSize = 64 << 20
-
-func init() { register(newScreenCmd) }
 
 // screenOptions are the flags of `droidgo screen`.
 type screenOptions struct {
@@ -28,7 +25,7 @@ type screenOptions struct {
 	maxElements       int
 }
 
-func newScreenCmd(g *globals) *cobra.Command {
+func newScreenCmd(d *deps) *cobra.Command {
 	var o screenOptions
 	c := &cobra.Command{
 		Use:   "screen (--file DUMP.xml | --sim SCENARIO | --device SERIAL) [--json] [--all]",
@@ -57,7 +54,7 @@ stderr); 2 on a usage error.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.deviceSet = cmd.Flags().Changed("device")
-			return runScreen(g, o)
+			return runScreen(d, o)
 		},
 	}
 	f := c.Flags()
@@ -70,7 +67,7 @@ stderr); 2 on a usage error.`,
 	return c
 }
 
-func runScreen(g *globals, o screenOptions) error {
+func runScreen(d *deps, o screenOptions) error {
 	sources := 0
 	for _, set := range []bool{o.file != "", o.sim != "", o.deviceSet} {
 		if set {
@@ -83,7 +80,7 @@ func runScreen(g *globals, o screenOptions) error {
 	if o.maxElements < 1 {
 		return usageErr(fmt.Errorf("--max-elements must be at least 1, not %d", o.maxElements))
 	}
-	data, from, err := readDump(g, o)
+	data, from, err := readDump(d, o)
 	if err != nil {
 		return err
 	}
@@ -91,7 +88,7 @@ func runScreen(g *globals, o screenOptions) error {
 	if s == nil {
 		return fmt.Errorf("cannot read the screen from %s: %w", from, perr)
 	}
-	out := g.stdout
+	out := d.stdout
 	if !o.asJSON {
 		out = termsafe.NewWriter(out) // labels and ids are the device's text
 	}
@@ -106,10 +103,10 @@ func runScreen(g *globals, o screenOptions) error {
 }
 
 // readDump returns the raw dump and a name for its source in messages.
-func readDump(g *globals, o screenOptions) ([]byte, string, error) {
+func readDump(d *deps, o screenOptions) ([]byte, string, error) {
 	switch {
 	case o.file == "-":
-		data, err := io.ReadAll(io.LimitReader(g.stdin, maxDumpSize+1))
+		data, err := io.ReadAll(io.LimitReader(d.stdin, maxDumpSize+1))
 		if err != nil {
 			return nil, "", fmt.Errorf("read the dump from standard input: %w", err)
 		}
@@ -131,40 +128,19 @@ func readDump(g *globals, o screenOptions) ([]byte, string, error) {
 			return nil, "", fmt.Errorf("%s is larger than 64 MiB; that is not a uiautomator dump", o.file)
 		}
 		return data, o.file, nil
-	case o.sim != "":
-		if openSim == nil {
-			return nil, "", errors.New("the simulator is not available in this build of droidgo")
-		}
-		dev, err := openSim(g.ctx, o.sim)
-		if errors.Is(err, simulator.ErrUnknownScenario) {
-			return nil, "", usageErr(err)
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("open simulator scenario %q: %w", o.sim, err)
-		}
-		if c, ok := dev.(io.Closer); ok {
-			defer c.Close()
-		}
-		data, err := dev.Dump(g.ctx)
-		if err != nil {
-			return nil, "", fmt.Errorf("dump the screen of simulator scenario %q: %w", o.sim, err)
-		}
-		return data, fmt.Sprintf("simulator scenario %q", o.sim), nil
 	default:
-		if openADB == nil {
-			return nil, "", errors.New("ADB devices are not available in this build of droidgo")
-		}
-		dev, name, err := openADB(g.ctx, o.serial)
+		dev, name, err := d.openDevice(d.ctx, o.sim, o.serial)
 		if err != nil {
-			return nil, "", fmt.Errorf("open device: %w", err)
+			if o.sim == "" {
+				err = fmt.Errorf("open device: %w", err)
+			}
+			return nil, "", err
 		}
-		if c, ok := dev.(io.Closer); ok {
-			defer c.Close()
+		defer closeDevice(dev)
+		if o.sim != "" {
+			name = fmt.Sprintf("simulator scenario %q", o.sim)
 		}
-		if name == "" {
-			name = o.serial
-		}
-		data, err := dev.Dump(g.ctx)
+		data, err := dev.Dump(d.ctx)
 		if err != nil {
 			return nil, "", fmt.Errorf("dump the screen of %s: %w", name, err)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,12 +18,20 @@ const screenDump = "../../uixml/testdata/dumps/52-aosp-wifi-switch-off.xml"
 
 func runScreenCmd(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code = execute(context.Background(), args, strings.NewReader(stdin), &out, &errb)
-	return code, out.String(), errb.String()
+	return runScreenWith(t, nil, stdin, args...)
+}
+
+// runScreenWith runs droidgo with the fakes setup puts in its deps.
+func runScreenWith(t *testing.T, setup func(*deps), stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	h := newHarness(t)
+	h.setup = setup
+	r := h.runWith(context.Background(), strings.NewReader(stdin), args...)
+	return r.code, r.stdout, r.stderr
 }
 
 func TestScreenFile(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile(screenDump)
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +58,7 @@ func TestScreenFile(t *testing.T) {
 }
 
 func TestScreenJSON(t *testing.T) {
+	t.Parallel()
 	code, out, errs := runScreenCmd(t, "", "screen", "--file", screenDump, "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
@@ -99,6 +107,7 @@ func TestScreenJSON(t *testing.T) {
 }
 
 func TestScreenAllText(t *testing.T) {
+	t.Parallel()
 	code, out, _ := runScreenCmd(t, "", "screen", "--file", screenDump, "--all")
 	if code != 0 || strings.Count(out, "\n") != 50 || !strings.Contains(out, "- android.widget.Switch id=android:id/switch_widget") {
 		t.Errorf("exit %d, output:\n%s", code, out)
@@ -106,6 +115,7 @@ func TestScreenAllText(t *testing.T) {
 }
 
 func TestScreenErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.xml")
 	os.WriteFile(garbage, []byte("this is not xml"), 0o644)
@@ -171,46 +181,42 @@ func (f *screenFakeDevice) CurrentApp(context.Context) (string, error) { return 
 func (f *screenFakeDevice) Close() error                               { f.closed = true; return nil }
 
 func TestScreenSimAndDevice(t *testing.T) {
+	t.Parallel()
 	data, _ := os.ReadFile(screenDump)
-	savedSim, savedADB := openSim, openADB
-	defer func() { openSim, openADB = savedSim, savedADB }()
-
-	openSim, openADB = nil, nil
-	if code, _, errs := runScreenCmd(t, "", "screen", "--sim", "wifi"); code != 1 || !strings.Contains(errs, "simulator is not available") {
-		t.Errorf("nil sim hook: exit %d, %q", code, errs)
-	}
-	if code, _, errs := runScreenCmd(t, "", "screen", "--device", "X"); code != 1 || !strings.Contains(errs, "ADB devices are not available") {
-		t.Errorf("nil adb hook: exit %d, %q", code, errs)
-	}
-
 	sim := &screenFakeDevice{dump: data}
 	var gotScenario string
-	openSim = func(_ context.Context, name string) (device.Device, error) {
-		gotScenario = name
-		return sim, nil
+	fakeSim := func(d *deps) {
+		d.openSim = func(_ context.Context, name string) (device.Device, error) {
+			gotScenario = name
+			return sim, nil
+		}
 	}
-	code, out, errs := runScreenCmd(t, "", "screen", "--sim", "wifi")
+	code, out, errs := runScreenWith(t, fakeSim, "", "screen", "--sim", "wifi")
 	if code != 0 || gotScenario != "wifi" || !strings.Contains(out, `switch "Wi-Fi" off`) || !sim.closed {
 		t.Errorf("sim: exit %d scenario %q closed %v stderr %q out:\n%s", code, gotScenario, sim.closed, errs, out)
 	}
 
 	var gotSerial = "unset"
 	adb := &screenFakeDevice{dump: data}
-	openADB = func(_ context.Context, serial string) (device.Device, string, error) {
-		gotSerial = serial
-		return adb, "emulator-5554", nil
+	fakeADB := func(d *deps) {
+		d.openADB = func(_ context.Context, serial string) (device.Device, string, error) {
+			gotSerial = serial
+			return adb, "emulator-5554", nil
+		}
 	}
-	if code, out, _ := runScreenCmd(t, "", "screen", "--device", ""); code != 0 || gotSerial != "" || !strings.Contains(out, "Wi-Fi") {
+	if code, out, _ := runScreenWith(t, fakeADB, "", "screen", "--device", ""); code != 0 || gotSerial != "" || !strings.Contains(out, "Wi-Fi") {
 		t.Errorf("device: exit %d serial %q", code, gotSerial)
 	}
 	adb.err = device.ErrDumpNotIdle
-	if code, _, errs := runScreenCmd(t, "", "screen", "--device", "emulator-5554"); code != 1 || !strings.Contains(errs, "emulator-5554") || !strings.Contains(errs, "idle") {
+	if code, _, errs := runScreenWith(t, fakeADB, "", "screen", "--device", "emulator-5554"); code != 1 || !strings.Contains(errs, "emulator-5554") || !strings.Contains(errs, "idle") {
 		t.Errorf("device dump error: exit %d, %q", code, errs)
 	}
-	openADB = func(context.Context, string) (device.Device, string, error) {
-		return nil, "", errors.New("no device attached")
+	noDevice := func(d *deps) {
+		d.openADB = func(context.Context, string) (device.Device, string, error) {
+			return nil, "", errors.New("no device attached")
+		}
 	}
-	if code, _, errs := runScreenCmd(t, "", "screen", "--device", "Z"); code != 1 || !strings.Contains(errs, "no device attached") {
+	if code, _, errs := runScreenWith(t, noDevice, "", "screen", "--device", "Z"); code != 1 || !strings.Contains(errs, "no device attached") {
 		t.Errorf("device open error: exit %d, %q", code, errs)
 	}
 }

@@ -1,25 +1,16 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/droidgo/droidgo/device"
 	"github.com/droidgo/droidgo/simulator"
 )
 
-func init() {
-	registerSim(newSimListCmd)
-	openSim = func(_ context.Context, scenario string) (device.Device, error) {
-		return simulator.Load(scenario)
-	}
-}
-
-func newSimListCmd(g *globals) *cobra.Command {
+func newSimListCmd(d *deps) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "list",
@@ -39,12 +30,12 @@ With --json it prints one array of {"name", "task", "description"} objects.`,
 				if infos == nil {
 					infos = []simulator.Info{}
 				}
-				enc := json.NewEncoder(g.stdout)
+				enc := json.NewEncoder(d.stdout)
 				enc.SetIndent("", "  ")
 				enc.SetEscapeHTML(false)
 				return enc.Encode(infos)
 			}
-			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(d.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tTASK")
 			for _, in := range infos {
 				fmt.Fprintf(tw, "%s\t%s\n", in.Name, in.Task)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 )
 
 func TestSimList(t *testing.T) {
+	t.Parallel()
 	want, err := simulator.List()
 	if err != nil {
 		t.Fatal(err)
@@ -51,10 +53,10 @@ func TestSimList(t *testing.T) {
 	}
 }
 
-func TestOpenSimHook(t *testing.T) {
-	if openSim == nil {
-		t.Fatal("openSim is not set")
-	}
+// TestOpenSim checks the real simulator opener newDeps gives commands.
+func TestOpenSim(t *testing.T) {
+	t.Parallel()
+	openSim := newDeps(context.Background(), nil, io.Discard, io.Discard).openSim
 	d, err := openSim(context.Background(), "wifi")
 	if err != nil {
 		t.Fatal(err)

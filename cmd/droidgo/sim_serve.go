@@ -14,9 +14,7 @@ import (
 	"github.com/droidgo/droidgo/simulator/adbd"
 )
 
-func init() { registerSim(newSimServeCmd) }
-
-func newSimServeCmd(g *globals) *cobra.Command {
+func newSimServeCmd(d *deps) *cobra.Command {
 	var scenario string
 	var port int
 	var adbKeyboard, noV2, logCmds, unauthorized bool
@@ -43,7 +41,7 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 				return usageErr(fmt.Errorf("--port %d is not a TCP port", port))
 			}
 			if port >= 5555 && port <= 5585 {
-				fmt.Fprintf(g.stderr, "warning: the adb server probes ports 5555-5585 for emulators and will list this phone as emulator-%d as well\n", port-1)
+				fmt.Fprintf(d.stderr, "warning: the adb server probes ports 5555-5585 for emulators and will list this phone as emulator-%d as well\n", port-1)
 			}
 			phone, err := simulator.Load(scenario)
 			if errors.Is(err, simulator.ErrUnknownScenario) {
@@ -61,17 +59,17 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 				return err
 			}
 			addr := srv.Addr()
-			fmt.Fprintf(g.stdout, "serving scenario %q as an ADB device on %s\n", scenario, addr)
-			fmt.Fprintf(g.stdout, "connect with: adb connect %s\n", addr)
+			fmt.Fprintf(d.stdout, "serving scenario %q as an ADB device on %s\n", scenario, addr)
+			fmt.Fprintf(d.stdout, "connect with: adb connect %s\n", addr)
 			// A phone over ADB has no task of its own: the suggestion
 			// names the scenario's.
-			fmt.Fprintf(g.stdout, "then: droidgo run %s --device %s   (Ctrl-C to stop)\n", shellQuote(phone.Task()), addr)
+			fmt.Fprintf(d.stdout, "then: droidgo run %s --device %s   (Ctrl-C to stop)\n", shellQuote(phone.Task()), addr)
 			srv.Start()
-			<-g.ctx.Done()
+			<-d.ctx.Done()
 			srv.Close()
 			if logCmds {
 				// The lines are what clients sent.
-				out := termsafe.NewWriter(g.stdout)
+				out := termsafe.NewWriter(d.stdout)
 				for _, c := range srv.Commands() {
 					status := strconv.Itoa(c.Exit)
 					if c.Rejected != "" {
@@ -80,7 +78,7 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 					fmt.Fprintf(out, "%s\t%s\t%s\n", c.Service, c.Line, status)
 				}
 			}
-			fmt.Fprintf(g.stdout, "scenario %q success: %v\n", scenario, phone.Success())
+			fmt.Fprintf(d.stdout, "scenario %q success: %v\n", scenario, phone.Success())
 			return nil
 		},
 	}

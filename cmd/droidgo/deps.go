@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/device/adb"
+	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/hub"
+	"github.com/droidgo/droidgo/model/script"
+	"github.com/droidgo/droidgo/simulator"
+)
+
+// deps are everything a command takes from outside the process: the I/O
+// streams, the environment, the clock, and the openers of devices and
+// models. main builds the real ones with newDeps; a test changes the
+// fields it fakes before running a command, so no command reads a package
+// variable and tests can run in parallel. (gh's cmdutil.Factory is the
+// model.)
+type deps struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer // a *checkedWriter: see out
+	stderr io.Writer
+	// out is stdout as newDeps wrapped it, to tell whether a write failed.
+	out *checkedWriter
+
+	// getenv reads the environment: the configuration, the caches and the
+	// adb server's address all come through it.
+	getenv func(string) string
+	// isTerminal says whether w is a terminal (the TUI's condition).
+	isTerminal func(w io.Writer) bool
+
+	// now and sleep are the clock of runs, scripted models and replays
+	// (sleep returns early with ctx.Err() when ctx ends). nil is the real
+	// clock: each package that waits then uses its own.
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
+
+	// adbClient returns a client of the adb server the environment names.
+	adbClient func() (*adb.Client, error)
+	// openADB opens the ADB device with the given serial ("" = ANDROID_SERIAL
+	// or the only attached device) and returns it with a name for display.
+	openADB func(ctx context.Context, serial string) (device.Device, string, error)
+	// openSim opens the simulator scenario with the given name.
+	openSim func(ctx context.Context, scenario string) (device.Device, error)
+	// modelOpeners open a model backend from a --model value. The key is
+	// the scheme before the first colon ("script"); "file" opens a plain
+	// path (a GGUF file or an HF directory).
+	modelOpeners map[string]func(ctx context.Context, spec string) (model.Backend, error)
+	// defaultModel returns the default model's path if it was pulled.
+	defaultModel func() (string, bool)
+}
+
+// newDeps returns the real dependencies of a command run on the given
+// streams.
+func newDeps(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *deps {
+	out := &checkedWriter{w: stdout}
+	d := &deps{
+		ctx: ctx, stdin: stdin, stdout: out, stderr: stderr, out: out,
+		getenv:     os.Getenv,
+		isTerminal: writerIsTerminal,
+		openSim: func(_ context.Context, scenario string) (device.Device, error) {
+			return simulator.Load(scenario)
+		},
+	}
+	// The openers below read d when they are called, so a test's getenv,
+	// clock or stderr reach them.
+	d.adbClient = func() (*adb.Client, error) {
+		addr, err := adb.ServerAddr(d.getenv)
+		if err != nil {
+			return nil, err
+		}
+		return &adb.Client{Addr: addr, AutoStart: true}, nil
+	}
+	d.openADB = func(ctx context.Context, serial string) (device.Device, string, error) {
+		if serial == "" {
+			serial = d.getenv("ANDROID_SERIAL") // what adb.Open would read itself
+		}
+		return openADBDevice(ctx, d.adbClient, serial, 0)
+	}
+	d.defaultModel = func() (string, bool) {
+		return d.hubClient().Find(hub.DefaultRepo, hub.DefaultQuant)
+	}
+	d.modelOpeners = map[string]func(ctx context.Context, spec string) (model.Backend, error){
+		"script": func(_ context.Context, spec string) (model.Backend, error) {
+			return script.Open(spec, script.Options{Sleep: d.sleep, Now: d.now})
+		},
+		// The in-process Spark backend opens plain paths. Threads,
+		// repacking, the KV type and the prompt cache come from the
+		// configuration as `run` merged it with its flags and passes it in
+		// the context; the constraint reaches the backend through the
+		// loop's requests.
+		"file": func(ctx context.Context, spec string) (model.Backend, error) {
+			cfg, ok := ctx.Value(settingsKey{}).(*config.Config)
+			if !ok {
+				var err error
+				if cfg, err = config.Load(d.getenv); err != nil {
+					return nil, err
+				}
+			}
+			return openLocalWith(cfg, spec, localOpts{getenv: d.getenv, warn: d.stderr})
+		},
+	}
+	return d
+}
+
+// clock returns the time now.
+func (d *deps) clock() time.Time {
+	if d.now != nil {
+		return d.now()
+	}
+	return time.Now()
+}
+
+// openADBDevice opens the device with serial, or ANDROID_SERIAL, or the
+// only attached one, through the server client returns. retryDelay, when
+// not zero, overrides the pause between dump attempts.
+func openADBDevice(ctx context.Context, client func() (*adb.Client, error), serial string, retryDelay time.Duration) (device.Device, string, error) {
+	c, err := client()
+	if err != nil {
+		return nil, "", usageErr(err)
+	}
+	dev, err := adb.Open(ctx, c, serial)
+	if err != nil {
+		return nil, "", err
+	}
+	if retryDelay > 0 {
+		dev.DumpRetryDelay = retryDelay
+	}
+	name := dev.Serial()
+	if m := dev.Info().Model; m != "" {
+		name += " (" + m + ")"
+	}
+	return dev, name, nil
+}
+
+// openDevice opens the phone a command names: the simulator scenario sim
+// when it is set, else the ADB device serial. It returns the device and
+// its name for display and recordings ("sim:wifi", "emulator-5554 (Pixel
+// 7)"). An unknown scenario is a usage error; a device that cannot be
+// reached is not. run, screen and do all open their phone here.
+func (d *deps) openDevice(ctx context.Context, sim, serial string) (device.Device, string, error) {
+	if sim != "" {
+		dev, err := d.openSim(ctx, sim)
+		if errors.Is(err, simulator.ErrUnknownScenario) {
+			return nil, "", usageErr(err)
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("open simulator scenario %q: %w", sim, err)
+		}
+		return dev, "sim:" + sim, nil
+	}
+	dev, name, err := d.openADB(ctx, serial)
+	if err != nil {
+		return nil, "", err
+	}
+	if name == "" {
+		name = serial
+	}
+	return dev, name, nil
+}
+
+// closeDevice closes dev if it holds anything open.
+func closeDevice(dev device.Device) {
+	if c, ok := dev.(io.Closer); ok {
+		c.Close()
+	}
+}
