@@ -183,7 +183,7 @@ tokens. Sampling is the agent's (temperature 1, top-p 0.95).
 				out.Steps = append(out.Steps, s)
 			}
 			if asJSON {
-				return json.NewEncoder(d.stdout).Encode(out)
+				return json.NewEncoder(d.jsonOut()).Encode(out)
 			}
 			fmt.Fprintf(d.stdout, "%s, %d threads, sim %s: %s (%s)\n", out.Model, out.Threads, sim, res.Reason, map[bool]string{true: "success", false: "not done"}[res.Success])
 			tw := tabwriter.NewWriter(d.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)

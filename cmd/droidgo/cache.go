@@ -54,7 +54,7 @@ run --no-prompt-cache) turns it off.`,
 				out = append(out, cacheEntryJSON{e.Key, e.Path, e.Model, e.Tokens, e.KV, e.Bytes, e.Created, e.Used})
 			}
 			if lsJSON {
-				return json.NewEncoder(d.stdout).Encode(struct {
+				return json.NewEncoder(d.jsonOut()).Encode(struct {
 					Dir        string           `json:"dir"`
 					Entries    []cacheEntryJSON `json:"entries"`
 					TotalBytes int64            `json:"total_bytes"`
@@ -84,7 +84,7 @@ run --no-prompt-cache) turns it off.`,
 				return err
 			}
 			if clearJSON {
-				return json.NewEncoder(d.stdout).Encode(struct {
+				return json.NewEncoder(d.jsonOut()).Encode(struct {
 					Dir     string `json:"dir"`
 					Removed int    `json:"removed"`
 					Bytes   int64  `json:"bytes"`

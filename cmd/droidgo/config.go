@@ -45,7 +45,7 @@ three when a command runs). The file is $XDG_CONFIG_HOME/droidgo/config.toml
 				for _, k := range config.Keys {
 					out.Settings = append(out.Settings, entry{k.Name, cfg.Value(k.Name), cfg.Sources[k.Name], k.Env})
 				}
-				return json.NewEncoder(d.stdout).Encode(out)
+				return json.NewEncoder(d.jsonOut()).Encode(out)
 			}
 			fmt.Fprintf(termsafe.NewWriter(d.stdout), "configuration file: %s\n\n", cfg.Path)
 			tw := tabwriter.NewWriter(termsafe.NewWriter(d.stdout), 0, 4, 2, ' ', 0)

@@ -11,6 +11,7 @@ import (
 	"github.com/droidgo/droidgo/config"
 	"github.com/droidgo/droidgo/device"
 	"github.com/droidgo/droidgo/device/adb"
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/hub"
 	"github.com/droidgo/droidgo/model/script"
@@ -57,6 +58,11 @@ type deps struct {
 	// defaultModel returns the default model's path if it was pulled.
 	defaultModel func() (string, bool)
 }
+
+// jsonOut is stdout for JSON: the C1 and bidi controls that encoding/json
+// leaves raw in strings (a device name, a label, model text) are written
+// as escapes, since JSON output is often read on a terminal.
+func (d *deps) jsonOut() io.Writer { return termsafe.NewJSONWriter(d.stdout) }
 
 // newDeps returns the real dependencies of a command run on the given
 // streams.

@@ -45,7 +45,7 @@ ANDROID_ADB_SERVER_PORT.`,
 				for _, dev := range devs {
 					out = append(out, deviceJSON{dev.Serial, dev.State, dev.Product, dev.Model, dev.Device, dev.TransportID})
 				}
-				enc := json.NewEncoder(d.stdout)
+				enc := json.NewEncoder(d.jsonOut())
 				enc.SetIndent("", "  ")
 				return enc.Encode(out)
 			}

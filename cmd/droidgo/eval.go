@@ -172,7 +172,7 @@ func runEval(o *evalOptions) error {
 		}
 	}
 	if o.json {
-		if err := res.WriteJSON(d.stdout); err != nil {
+		if err := res.WriteJSON(d.jsonOut()); err != nil {
 			return err
 		}
 	} else {
@@ -308,7 +308,7 @@ ones whose outcome changed, and whether the difference is more than chance
 			}
 			cmp := eval.Compare(a, b)
 			if asJSON {
-				enc := json.NewEncoder(d.stdout)
+				enc := json.NewEncoder(d.jsonOut())
 				enc.SetIndent("", "  ")
 				return enc.Encode(cmp)
 			}

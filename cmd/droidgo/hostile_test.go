@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"io"
 	"os"
@@ -58,9 +59,10 @@ func TestPlainOutputHasNoEscapes(t *testing.T) {
 	}
 	// JSON output keeps the text, escaped by encoding/json.
 	r = droidgo(t, context.Background(), "replay", rec, "--json", "--speed", "0")
-	if !strings.Contains(r.stdout, `\u001b]52`) {
-		t.Errorf("--json must keep the model's text")
+	if !strings.Contains(r.stdout, `\u001b]52`) || !strings.Contains(r.stdout, `\u202eevil\u202c`) || !strings.Contains(r.stdout, `\u009b31m`) {
+		t.Errorf("--json must keep the model's text, escaped")
 	}
+	assertNoControls(t, "replay --json", r.stdout)
 }
 
 // TestParseAndErrorsHaveNoEscapes checks parse's text output and the error
@@ -72,6 +74,13 @@ func TestParseAndErrorsHaveNoEscapes(t *testing.T) {
 	in := hostileText + "</think><tool_call>type_text<arg_key>text</arg_key><arg_value>a\x1b]0;x\x07b</arg_value></tool_call>"
 	executeWith(h.deps(context.Background(), strings.NewReader(in), &out, &errb), []string{"parse"})
 	assertNoControls(t, "parse", out.String())
+	out.Reset()
+	executeWith(h.deps(context.Background(), strings.NewReader(in), &out, &errb), []string{"parse", "--json"})
+	assertNoControls(t, "parse --json", out.String())
+	var res struct{ Reasoning string }
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || !strings.Contains(res.Reasoning, "\u202eevil") {
+		t.Errorf("parse --json lost the reasoning's text (%v): %s", err, out.String())
+	}
 	out.Reset()
 	errb.Reset()
 	executeWith(h.deps(context.Background(), strings.NewReader(""), &out, &errb), []string{"replay", "no\x1b]0;such\x07"})

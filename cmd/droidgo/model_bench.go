@@ -190,7 +190,7 @@ file's layout); the timed tests start once that is done.
 			res.RSSMB = peakRSSMB()
 			if jsonOut {
 				b, _ := json.Marshal(res)
-				fmt.Fprintln(d.stdout, string(b))
+				fmt.Fprintln(d.jsonOut(), string(b))
 				return nil
 			}
 			fmt.Fprintf(d.stdout, "| model | threads | test | t/s |\n|---|---|---|---|\n")

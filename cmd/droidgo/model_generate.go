@@ -39,7 +39,7 @@ func newModelGenerateCmd(d *deps) *cobra.Command {
 				out = []int{}
 			}
 			if ef.jsonOutput {
-				return json.NewEncoder(d.stdout).Encode(struct {
+				return json.NewEncoder(d.jsonOut()).Encode(struct {
 					Tokens []int `json:"tokens"`
 				}{out})
 			}

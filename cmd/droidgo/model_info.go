@@ -88,7 +88,7 @@ func newModelInfoCmd(d *deps) *cobra.Command {
 			info.ScratchBytes = spark.ScratchBytes(cfg, 64)
 			info.MemoryBytes = info.WeightBytes + info.KVBytes + info.ScratchBytes
 			if asJSON {
-				return json.NewEncoder(d.stdout).Encode(info)
+				return json.NewEncoder(d.jsonOut()).Encode(info)
 			}
 			w := termsafe.NewWriter(d.stdout) // names and types come from the file
 			fmt.Fprintf(w, "%s: %s (%s)\n", args[0], spark.Arch, m.Format)

@@ -51,7 +51,7 @@ Exit status: 0 when at least one valid call was found, 1 when none was,
 			}
 			res := toolparse.Parse(string(data), toolparse.Options{InThinking: inThinking})
 			if asJSON {
-				enc := json.NewEncoder(d.stdout)
+				enc := json.NewEncoder(d.jsonOut())
 				enc.SetEscapeHTML(false)
 				if err := enc.Encode(res); err != nil {
 					return fmt.Errorf("write result: %w", err)

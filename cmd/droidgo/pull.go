@@ -95,7 +95,7 @@ func newModelsCmd(d *deps) *cobra.Command {
 				if list == nil {
 					list = []hub.Cached{}
 				}
-				return json.NewEncoder(d.stdout).Encode(list)
+				return json.NewEncoder(d.jsonOut()).Encode(list)
 			}
 			if len(list) == 0 {
 				fmt.Fprintf(d.stdout, "No models in %s. Get one with: droidgo pull\n", hub.CacheDir(d.getenv))

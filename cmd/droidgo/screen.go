@@ -88,9 +88,9 @@ func runScreen(d *deps, o screenOptions) error {
 	if s == nil {
 		return fmt.Errorf("cannot read the screen from %s: %w", from, perr)
 	}
-	out := d.stdout
+	out := d.jsonOut()
 	if !o.asJSON {
-		out = termsafe.NewWriter(out) // labels and ids are the device's text
+		out = termsafe.NewWriter(d.stdout) // labels and ids are the device's text
 	}
 	if err := printScreen(out, s, o); err != nil {
 		return fmt.Errorf("write screen: %w", err)

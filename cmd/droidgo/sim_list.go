@@ -30,7 +30,7 @@ With --json it prints one array of {"name", "task", "description"} objects.`,
 				if infos == nil {
 					infos = []simulator.Info{}
 				}
-				enc := json.NewEncoder(d.stdout)
+				enc := json.NewEncoder(d.jsonOut())
 				enc.SetIndent("", "  ")
 				enc.SetEscapeHTML(false)
 				return enc.Encode(infos)
