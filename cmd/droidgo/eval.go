@@ -116,12 +116,6 @@ func runEval(o *evalOptions) error {
 	if err != nil {
 		return err
 	}
-	if cfg.MaxSteps <= 0 {
-		return usageErr(fmt.Errorf("--max-steps must be at least 1, not %d", cfg.MaxSteps))
-	}
-	if cfg.ThinkBudget < 0 {
-		return usageErr(fmt.Errorf("--think-budget must not be negative, not %d", cfg.ThinkBudget))
-	}
 	specs := o.suites
 	if len(specs) == 0 {
 		specs = []string{eval.BuiltinTasks, eval.BuiltinDecisions}

@@ -106,7 +106,8 @@ usage or configuration error.`,
 }
 
 // settings merges the configuration (defaults, file, environment) with
-// the flags that were given.
+// the flags that were given, and refuses a step budget below one or a
+// negative think budget (usage errors, for run and eval alike).
 func (o *runOptions) settings() (*config.Config, error) {
 	cfg, err := config.Load(o.d.getenv)
 	if err != nil {
@@ -132,6 +133,12 @@ func (o *runOptions) settings() (*config.Config, error) {
 	}
 	if o.set["sensitive"] && len(o.sensitive) == 0 {
 		cfg.Sensitive = []string{}
+	}
+	if cfg.MaxSteps <= 0 {
+		return nil, usageErr(fmt.Errorf("--max-steps must be at least 1, not %d", cfg.MaxSteps))
+	}
+	if cfg.ThinkBudget < 0 {
+		return nil, usageErr(fmt.Errorf("--think-budget must not be negative, not %d", cfg.ThinkBudget))
 	}
 	return cfg, nil
 }
@@ -219,12 +226,6 @@ func runRun(o *runOptions) error {
 	cfg, err := o.settings()
 	if err != nil {
 		return err
-	}
-	if cfg.MaxSteps <= 0 {
-		return usageErr(fmt.Errorf("--max-steps must be at least 1, not %d", cfg.MaxSteps))
-	}
-	if cfg.ThinkBudget < 0 {
-		return usageErr(fmt.Errorf("--think-budget must not be negative, not %d", cfg.ThinkBudget))
 	}
 	ctx, cancel := context.WithCancel(d.ctx)
 	defer cancel()
