@@ -928,7 +928,7 @@ func (l *loader) handler(s *screenDef, where string, hj *handlerJSON, node *tnod
 		return nil, fmt.Errorf("%s: use at most one of go, replace, back, home, open and key", where)
 	}
 	if strings.Contains(hj.Open, "${") {
-		if h.openT, err = l.openTmpl(hj.Open, node, ref); err != nil {
+		if h.openT, err = openTmpl(hj.Open, node, ref); err != nil {
 			return nil, fmt.Errorf("%s: open %q: %w", where, hj.Open, err)
 		}
 	}
@@ -958,7 +958,7 @@ func (l *loader) handler(s *screenDef, where string, hj *handlerJSON, node *tnod
 // openTmpl parses a templated open target. It may name the app only by
 // fields of the tapped list entry, so that checkOpens can check every app
 // it can open at load time.
-func (l *loader) openTmpl(src string, node *tnode, ref func(string) error) (*tmpl, error) {
+func openTmpl(src string, node *tnode, ref func(string) error) (*tmpl, error) {
 	if node == nil {
 		return nil, errors.New("a templated app is only defined in tap handlers")
 	}
