@@ -32,31 +32,42 @@ func TestGoldenDumps(t *testing.T) {
 	for name, steps := range paths {
 		t.Run(name, func(t *testing.T) {
 			p := mustLoad(t, name)
-			got := map[string][]byte{}
 			if name == "wifi" { // every scenario starts on the same home screen
-				got["home"] = dump(p)
+				checkGolden(t, "home", dump(p))
 			}
 			run(t, p, steps)
-			got[name+"-end"] = dump(p)
-			for base, got := range got {
-				file := filepath.Join("testdata", "golden", base+".xml")
-				if *update {
-					if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(file, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				want, err := os.ReadFile(file)
-				if err != nil {
-					t.Fatalf("%v (run with -update to create it)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs from the dump (run with -update if the change is intended)", file)
-				}
-			}
+			checkGolden(t, name+"-end", dump(p))
 		})
+	}
+	// The app drawer lists the scenario's apps: five of them, and eleven.
+	for _, name := range []string{"wifi", "airplane-on"} {
+		t.Run("drawer-"+name, func(t *testing.T) {
+			p := mustLoad(t, name)
+			swipeUp(t, p)
+			checkGolden(t, "drawer-"+name, dump(p))
+		})
+	}
+}
+
+// checkGolden compares got with testdata/golden/BASE.xml, or rewrites the
+// file with -update.
+func checkGolden(t *testing.T, base string, got []byte) {
+	t.Helper()
+	file := filepath.Join("testdata", "golden", base+".xml")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the dump (run with -update if the change is intended)", file)
 	}
 }

@@ -2,10 +2,12 @@ package simulator
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -162,6 +164,8 @@ type handler struct {
 	replace    *screenDef
 	back, home bool
 	open       *appDef
+	openT      *tmpl  // open templated from the tapped list entry's fields
+	itemList   string // the sim-each list of the node it is attached to
 }
 
 type scenario struct {
@@ -177,7 +181,15 @@ type scenario struct {
 	w, h      int
 	success   successSpec
 	byPackage map[string]*appDef
+	byName    map[string]*appDef
 }
+
+// appsList is the built-in state list of the apps a launcher shows: one
+// entry per launchable app of the scenario (see launcherEntries).
+const appsList = "apps"
+
+// appsFields are the fields of an entry of appsList.
+var appsFields = []string{"name", "label", "package"}
 
 type successSpec struct {
 	ifc      []cond
@@ -298,6 +310,8 @@ type loader struct {
 	lists map[string]bool // declared state lists
 	// pending handler targets to resolve once every app is loaded
 	fixups []func() error
+	// every handler, for the checks that need them all
+	handlers []*handler
 }
 
 func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
@@ -306,12 +320,13 @@ func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 	if err := decodeStrict(fsys, file, &sj); err != nil {
 		return nil, err
 	}
-	l := &loader{fsys: fsys, apps: map[string]*appDef{}, decl: map[string]bool{"clock": true}, lists: map[string]bool{}}
+	l := &loader{fsys: fsys, apps: map[string]*appDef{}, decl: map[string]bool{"clock": true}, lists: map[string]bool{appsList: true}}
 	sc := &scenario{
 		info:      Info{Name: path.Base(dir), Task: sj.Task, Description: sj.Description},
 		vars:      map[string]string{},
 		lists:     map[string][]map[string]string{},
 		byPackage: map[string]*appDef{},
+		byName:    l.apps,
 		w:         sj.Width, h: sj.Height,
 	}
 	l.sc = sc
@@ -379,6 +394,7 @@ func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 	if sc.home = l.apps[home]; sc.home == nil {
 		return nil, fmt.Errorf("%s: home app %q is not among the apps %v", file, home, sj.Apps)
 	}
+	sc.lists[appsList] = launcherEntries(sc)
 	sc.start = sc.home.launch
 	if sj.Start != "" {
 		s, err := l.screenRef(sj.Start, nil)
@@ -397,6 +413,9 @@ func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 		if err := checkEntries(v); err != nil {
 			return nil, fmt.Errorf("%s: lists: %s%w", file, k, err)
 		}
+		if k == appsList {
+			return nil, fmt.Errorf("%s: lists: the list %q is built in (the scenario's launchable apps) and cannot be set", file, k)
+		}
 		if !l.lists[k] {
 			return nil, fmt.Errorf("%s: lists: unknown list %q (declare it in an app's lists)", file, k)
 		}
@@ -411,6 +430,9 @@ func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 		return nil, fmt.Errorf("%s: clock %q is not H:MM", file, clock)
 	}
 	sc.clock = hh*60 + mm
+	if err := l.checkOpens(); err != nil {
+		return nil, err
+	}
 	if sj.Success == nil {
 		return nil, fmt.Errorf("%s: no success predicate", file)
 	}
@@ -496,6 +518,9 @@ func (l *loader) declare(file string, state map[string]string, lists map[string]
 	for k, v := range lists {
 		if err := checkEntries(v); err != nil {
 			return fmt.Errorf("%s: lists: %s%w", file, k, err)
+		}
+		if k == appsList {
+			return fmt.Errorf("%s: lists: %q is a built-in list (the scenario's launchable apps); choose another name", file, k)
 		}
 		if l.lists[k] {
 			return fmt.Errorf("%s: lists: list %q is declared twice", file, k)
@@ -695,15 +720,15 @@ func (l *loader) loadScreen(s *screenDef, dir, file string, sj *screenJSON, a *a
 // checkRef checks a name used in a template or condition.
 func (l *loader) checkRef(name string, n *tnode, inTemplate, tapped bool) error {
 	if f, ok := strings.CutPrefix(name, "item."); ok {
-		for p := n; p != nil; p = p.parent {
-			if p.each != "" {
-				if f == "" {
-					return fmt.Errorf("%q names no field", name)
-				}
-				return nil
-			}
+		switch each := eachList(n); {
+		case each == "":
+			return fmt.Errorf("%q is used outside a sim-each item", name)
+		case f == "":
+			return fmt.Errorf("%q names no field", name)
+		case each == appsList && !slices.Contains(appsFields, f):
+			return fmt.Errorf("%q: the entries of the built-in list %q have the fields %s", name, appsList, strings.Join(appsFields, ", "))
 		}
-		return fmt.Errorf("%q is used outside a sim-each item", name)
+		return nil
 	}
 	if name == "text" && tapped {
 		return nil
@@ -712,6 +737,16 @@ func (l *loader) checkRef(name string, n *tnode, inTemplate, tapped bool) error 
 		return fmt.Errorf("unknown variable %q", name)
 	}
 	return nil
+}
+
+// eachList is the sim-each list of the item n is in, or "".
+func eachList(n *tnode) string {
+	for p := n; p != nil; p = p.parent {
+		if p.each != "" {
+			return p.each
+		}
+	}
+	return ""
 }
 
 // attach resolves a tap handler's target in the screen's templates and
@@ -788,6 +823,10 @@ func (l *loader) handler(s *screenDef, where string, hj *handlerJSON, node *tnod
 		return nil, fmt.Errorf("%s: the handler is null", where)
 	}
 	h := &handler{where: where, toggle: hj.Toggle, toggleItem: hj.ToggleItem, key: hj.Key, back: hj.Back, home: hj.Home}
+	if node != nil {
+		h.itemList = eachList(node)
+	}
+	l.handlers = append(l.handlers, h)
 	ref := func(name string) error {
 		if node == nil {
 			if strings.HasPrefix(name, "item.") || name == "text" {
@@ -838,10 +877,16 @@ func (l *loader) handler(s *screenDef, where string, hj *handlerJSON, node *tnod
 		if err := ref("item." + hj.ToggleItem); err != nil {
 			return nil, fmt.Errorf("%s: toggle_item: %w", where, err)
 		}
+		if h.itemList == appsList {
+			return nil, fmt.Errorf("%s: toggle_item: the built-in list %q cannot be changed", where, appsList)
+		}
 	}
 	if hj.Append != nil {
 		if !l.lists[hj.Append.List] {
 			return nil, fmt.Errorf("%s: append: unknown list %q", where, hj.Append.List)
+		}
+		if hj.Append.List == appsList {
+			return nil, fmt.Errorf("%s: append: the built-in list %q cannot be changed", where, appsList)
 		}
 		h.appendTo = hj.Append.List
 		fields := make([]string, 0, len(hj.Append.Item))
@@ -882,6 +927,11 @@ func (l *loader) handler(s *screenDef, where string, hj *handlerJSON, node *tnod
 	if nav > 1 {
 		return nil, fmt.Errorf("%s: use at most one of go, replace, back, home, open and key", where)
 	}
+	if strings.Contains(hj.Open, "${") {
+		if h.openT, err = openTmpl(hj.Open, node, ref); err != nil {
+			return nil, fmt.Errorf("%s: open %q: %w", where, hj.Open, err)
+		}
+	}
 	// Screen and app references may point at apps loaded later.
 	l.fixups = append(l.fixups, func() error {
 		var err error
@@ -895,7 +945,7 @@ func (l *loader) handler(s *screenDef, where string, hj *handlerJSON, node *tnod
 				return fmt.Errorf("%s: replace: %w", where, err)
 			}
 		}
-		if hj.Open != "" {
+		if hj.Open != "" && h.openT == nil {
 			if h.open = l.apps[hj.Open]; h.open == nil {
 				return fmt.Errorf("%s: open: unknown app %q (not among the scenario's apps)", where, hj.Open)
 			}
@@ -903,6 +953,87 @@ func (l *loader) handler(s *screenDef, where string, hj *handlerJSON, node *tnod
 		return nil
 	})
 	return h, nil
+}
+
+// openTmpl parses a templated open target. It may name the app only by
+// fields of the tapped list entry, so that checkOpens can check every app
+// it can open at load time.
+func openTmpl(src string, node *tnode, ref func(string) error) (*tmpl, error) {
+	if node == nil {
+		return nil, errors.New("a templated app is only defined in tap handlers")
+	}
+	t, err := parseTmpl(src)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range t.refs() {
+		if !strings.HasPrefix(r, "item.") {
+			return nil, fmt.Errorf("%q is not a field of the tapped list entry (write ${item.FIELD}, e.g. ${item.name} in a sim-each=%q item)", r, appsList)
+		}
+		if err := ref(r); err != nil {
+			return nil, err
+		}
+	}
+	return &t, nil
+}
+
+// checkOpens checks that every entry of the list behind a templated open
+// names an app of the scenario, once the scenario's lists are final, and
+// that no handler changes those entries later.
+func (l *loader) checkOpens() error {
+	for _, h := range l.handlers {
+		if h.openT == nil {
+			continue
+		}
+		var fields []string
+		for _, r := range h.openT.refs() {
+			fields = append(fields, strings.TrimPrefix(r, "item."))
+		}
+		for _, o := range l.handlers {
+			if o.appendTo == h.itemList {
+				return fmt.Errorf("%s: open: %s appends to the list %q, whose entries name the app to open, so they could not be checked at load", h.where, o.where, h.itemList)
+			}
+			if o.toggleItem != "" && o.itemList == h.itemList && slices.Contains(fields, o.toggleItem) {
+				return fmt.Errorf("%s: open: %s toggles the field %q of the list %q, which names the app to open", h.where, o.where, o.toggleItem, h.itemList)
+			}
+		}
+		none := envFunc(func(string) (string, bool) { return "", false })
+		for i, it := range l.sc.lists[h.itemList] {
+			name := h.openT.expand(itemEnv{base: none, item: it})
+			if l.apps[name] == nil {
+				return fmt.Errorf("%s: open: entry %d of the list %q names the app %q, which is not among the scenario's apps %v", h.where, i, h.itemList, name, slices.Sorted(maps.Keys(l.apps)))
+			}
+		}
+	}
+	return nil
+}
+
+// launcherEntries are the entries of the built-in list appsList: every
+// app of the scenario that open_app knows, except the home app (a launcher
+// does not list itself), sorted by label as a launcher's app drawer is.
+func launcherEntries(sc *scenario) []map[string]string {
+	var apps []*appDef
+	for _, a := range sc.apps {
+		if !a.hidden && a != sc.home {
+			apps = append(apps, a)
+		}
+	}
+	slices.SortFunc(apps, func(a, b *appDef) int {
+		return cmp.Or(strings.Compare(strings.ToLower(a.label), strings.ToLower(b.label)), strings.Compare(a.label, b.label), strings.Compare(a.name, b.name))
+	})
+	out := make([]map[string]string, len(apps))
+	for i, a := range apps {
+		out[i] = map[string]string{"name": a.name, "label": a.label, "package": a.pkg}
+	}
+	return out
+}
+
+// openTarget is the app a handler opens when it runs in e, or nil.
+func (sc *scenario) openTarget(h *handler, e env) *appDef {
+	if h.openT != nil {
+		return sc.byName[h.openT.expand(e)]
+	}
+	return h.open
 }
 
 // screenRef resolves "screen" (in app from) or "app:screen".

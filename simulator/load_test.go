@@ -265,6 +265,7 @@ func FuzzParseScreen(f *testing.F) {
 		string(baseFS()["apps/home/main.xml"].Data),
 		`<hierarchy><node class="x" bounds="[0,0][1,1]" sim-if="a &amp;&amp; b == 'c'" checked="?x >= 2" text="${a|pad2}" /></hierarchy>`,
 		`<hierarchy><node class="x" bounds="[0,0][1,1]" sim-list="l"><node class="y" bounds="[0,0][1,1]" sim-each="i"/></node></hierarchy>`,
+		`<hierarchy><node class="x" bounds="[0,0][9,9]" sim-list="l" sim-columns="3"><node class="y" bounds="[0,0][3,2]" sim-each="i"/><node class="z" bounds="[1,0][2,5]"/></node></hierarchy>`,
 		`<hierarchy>`, `<node/>`, ``,
 	} {
 		f.Add([]byte(s))
@@ -317,6 +318,7 @@ func FuzzLoadFS(f *testing.F) {
 	f.Add(base["apps/home/app.json"].Data, base["scenarios/t/scenario.json"].Data)
 	f.Add([]byte(`{"label":"H","package":"p","launch":"main","lists":{"items":[null]},"screens":{"main":{"file":"main.xml","keys":{"back":null},"on_tap":[null]}}}`), base["scenarios/t/scenario.json"].Data)
 	f.Add(base["apps/home/app.json"].Data, []byte(`{"task":"x","apps":["home"],"lists":{"items":[null,{}]},"success":{"list_has":{"list":"items","item":{"a":"b"}}}}`))
+	f.Add([]byte(`{"label":"H","package":"p","launch":"main","screens":{"main":{"file":"main.xml","on_tap":[{"target":{"text":"Thing"},"open":"${item.name}"}]}}}`), []byte(`{"task":"x","apps":["home"],"lists":{"items":[{"name":"home"}]},"success":{"if":["thing"]}}`))
 	f.Fuzz(func(t *testing.T, app, scen []byte) {
 		m := baseFS()
 		m["apps/home/app.json"] = &fstest.MapFile{Data: app}

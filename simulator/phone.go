@@ -397,8 +397,10 @@ func (p *Phone) run(h *handler, e itemEnv, n *rnode) {
 		p.goBack()
 	case h.home:
 		p.goHome()
-	case h.open != nil:
-		p.launch(h.open)
+	case h.open != nil || h.openT != nil:
+		if a := p.sc.openTarget(h, e); a != nil {
+			p.launch(a)
+		}
 	}
 }
 

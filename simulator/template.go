@@ -18,7 +18,7 @@ func (r rect) empty() bool            { return r.x2 <= r.x1 || r.y2 <= r.y1 }
 func (r rect) intersect(o rect) rect {
 	return rect{max(r.x1, o.x1), max(r.y1, o.y1), min(r.x2, o.x2), min(r.y2, o.y2)}
 }
-func (r rect) shift(dy int) rect { return rect{r.x1, r.y1 + dy, r.x2, r.y2 + dy} }
+func (r rect) shift(dx, dy int) rect { return rect{r.x1 + dx, r.y1 + dy, r.x2 + dx, r.y2 + dy} }
 func (r rect) String() string {
 	return fmt.Sprintf("[%d,%d][%d,%d]", r.x1, r.y1, r.x2, r.y2)
 }
@@ -84,6 +84,7 @@ type tnode struct {
 	bounds   rect
 	ifc      []cond
 	list     string // sim-list: a scrolling container of item children
+	columns  int    // sim-columns: items of a sim-list laid out in a grid this wide
 	each     string // sim-each: repeat this item for each entry of a state list
 	input    string // sim-input: an editable field bound to this variable
 	maxLen   int    // sim-maxlen
@@ -126,6 +127,10 @@ func (t *tnode) describe() string {
 	parts = append(parts, "class="+strconv.Quote(t.constAttr(aClass)))
 	return fmt.Sprintf("node at line %d (%s)", t.line, strings.Join(parts, " "))
 }
+
+// maxColumns bounds sim-columns, far above any real grid, so that the
+// columns' extent cannot overflow.
+const maxColumns = 100
 
 // parseScreen parses a screen template: uiautomator XML whose omitted
 // attributes take Android's defaults, plus sim-* attributes for state.
@@ -216,6 +221,11 @@ func parseNode(tk xml.StartElement, parent *tnode, pkg string, line int) (*tnode
 			}
 		case "sim-list":
 			n.list = v
+		case "sim-columns":
+			n.columns, err = strconv.Atoi(v)
+			if err != nil || n.columns <= 0 || n.columns > maxColumns {
+				return nil, fmt.Errorf("line %d: sim-columns %q is not a number from 1 to %d", line, v, maxColumns)
+			}
 		case "sim-each":
 			n.each = v
 		case "sim-input":
@@ -297,6 +307,16 @@ func parseNode(tk xml.StartElement, parent *tnode, pkg string, line int) (*tnode
 	if n.list != "" && n.inItem {
 		return nil, fmt.Errorf("line %d: sim-list inside a list item is not supported", line)
 	}
+	if n.columns > 0 && n.list == "" {
+		return nil, fmt.Errorf("line %d: sim-columns is only allowed on a sim-list node", line)
+	}
+	// A grid item is drawn in the first column and repeated to the right
+	// at its own width, so every column must fit in the list.
+	if parent != nil && parent.columns > 1 {
+		if right := n.bounds.x2 + (parent.columns-1)*(n.bounds.x2-n.bounds.x1); right > parent.bounds.x2 {
+			return nil, fmt.Errorf("line %d: %d columns of items %d wide from x=%d end at x=%d, right of the sim-list's %s", line, parent.columns, n.bounds.x2-n.bounds.x1, n.bounds.x1, right, parent.bounds)
+		}
+	}
 	return n, nil
 }
 
@@ -343,6 +363,12 @@ type renderCtx struct {
 }
 
 func (rc *renderCtx) render(t *tnode, parent *rnode, dy int, item map[string]string, each string, idx int) *rnode {
+	return rc.renderAt(t, parent, 0, dy, item, each, idx)
+}
+
+// renderAt renders t moved by (dx, dy) if it is inside a list item: dy is
+// the item's top, dx its column's offset in a grid.
+func (rc *renderCtx) renderAt(t *tnode, parent *rnode, dx, dy int, item map[string]string, each string, idx int) *rnode {
 	e := itemEnv{base: rc.base, item: item}
 	if !allHold(t.ifc, e) {
 		return nil
@@ -375,31 +401,39 @@ func (rc *renderCtx) render(t *tnode, parent *rnode, dy int, item map[string]str
 	}
 	r.b = t.bounds
 	if t.inItem {
-		r.b = t.bounds.shift(dy)
+		r.b = t.bounds.shift(dx, dy)
 	}
 	if t.list == "" {
 		for _, c := range t.children {
-			if rc2 := rc.render(c, r, dy, item, each, idx); rc2 != nil {
+			if rc2 := rc.renderAt(c, r, dx, dy, item, each, idx); rc2 != nil {
 				r.children = append(r.children, rc2)
 			}
 		}
 		return r
 	}
 	// A scroll container stacks its items from its top, moved up by the
-	// scroll offset, and shows only what falls inside its bounds.
+	// scroll offset, and shows only what falls inside its bounds. In a grid
+	// the items fill a row left to right, and the row is as tall as its
+	// tallest item.
 	y := r.b.y1 - rc.scroll[t.list]
 	top := y
+	cols := max(t.columns, 1)
+	col, rowH := 0, 0
 	add := func(c *tnode, it map[string]string, each string, idx int) {
 		if !allHold(c.ifc, itemEnv{base: rc.base, item: it}) {
 			return
 		}
-		h := c.bounds.y2
-		if rn := rc.render(c, r, y, it, each, idx); rn != nil {
+		dx := col * (c.bounds.x2 - c.bounds.x1)
+		if rn := rc.renderAt(c, r, dx, y, it, each, idx); rn != nil {
 			if clipped := clip(rn, r.b); clipped != nil {
 				r.children = append(r.children, clipped)
 			}
 		}
-		y += h
+		rowH = max(rowH, c.bounds.y2)
+		if col++; col == cols {
+			y += rowH
+			col, rowH = 0, 0
+		}
 	}
 	for _, c := range t.children {
 		if c.each == "" {
@@ -410,6 +444,7 @@ func (rc *renderCtx) render(t *tnode, parent *rnode, dy int, item map[string]str
 			add(c, it, c.each, i)
 		}
 	}
+	y += rowH // a last row that is not full
 	r.content = y - top
 	return r
 }
