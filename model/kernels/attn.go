@@ -87,3 +87,41 @@ func GELUErfMul(y, g, u []float32, ref func(float32) float32) {
 		y[i] = ref(g[i]) * u[i]
 	}
 }
+
+// MatMulF16Strided sets out[t*ldo+r] to quant.DotF16(row r of w, x[t*xs :
+// t*xs+n]) for t < b and r < rows, or adds it there when acc is set, each
+// row being n IEEE halves and row r starting ws halves after row r-1: the
+// attention products over an f16 KV cache, whose keys are rows of the head
+// dimension and whose values, transposed, rows of a run of slots inside
+// rows of the cache's capacity. Like MatMulF16 it uses x as given.
+func MatMulF16Strided(w []byte, ws, n, rows int, x []float32, xs, b int, out []float32, ldo int, acc bool) {
+	if rows <= 0 || b <= 0 {
+		return
+	}
+	if n < 0 || ws < n || xs < n || ldo < rows || len(w) < 2*((rows-1)*ws+n) || len(x) < (b-1)*xs+n || len(out) < (b-1)*ldo+rows {
+		panic(fmt.Sprintf("kernels: MatMulF16Strided: %d rows of %d at stride %d (%d bytes), %d tokens at stride %d (%d floats), ldo %d (%d outputs)",
+			rows, n, ws, len(w), b, xs, len(x), ldo, len(out)))
+	}
+	t := 0
+	if cur.f164 != nil && n > 0 {
+		for ; t+4 <= b; t += 4 {
+			cur.f164(w, ws, x[t*xs:], xs, n, rows, out[t*ldo:], ldo, acc)
+		}
+	}
+	var one [1]float32
+	for ; t < b; t++ {
+		xt, o := x[t*xs:t*xs+n], out[t*ldo:t*ldo+rows]
+		for r := range o {
+			v := float32(0)
+			if n > 0 {
+				cur.f16(w[2*r*ws:2*(r*ws+n)], 1, xt, one[:])
+				v = one[0]
+			}
+			if acc {
+				o[r] += v
+			} else {
+				o[r] = v
+			}
+		}
+	}
+}

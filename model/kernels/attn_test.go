@@ -213,3 +213,63 @@ func TestGELUErfMul(t *testing.T) {
 		t.Logf("largest relative error %.2g", worst)
 	})
 }
+
+// MatMulF16Strided against quant.DotF16 row by row at every level: rows
+// wider apart than they are long (the transposed values of the cache) and
+// exactly their length (the keys), row counts around the 4-row step, head
+// dimensions and slot runs with and without a multiple of 16, token counts
+// around the 4-token step, set and accumulate; nothing outside the outputs
+// is written.
+func TestMatMulF16Strided(t *testing.T) {
+	const pad = 7777
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(61, 62))
+		for _, n := range []int{0, 1, 7, 15, 16, 17, 33, 256, 517} {
+			for _, rows := range []int{1, 3, 4, 5, 8, 13} {
+				for _, b := range []int{1, 3, 4, 5, 8} {
+					for _, ws := range []int{n, n + 9} {
+						for _, acc := range []bool{false, true} {
+							name := fmt.Sprintf("n=%d rows=%d b=%d ws=%d acc=%v", n, rows, b, ws, acc)
+							w := make([]byte, 2*((rows-1)*ws+n))
+							for i := 0; i+1 < len(w); i += 2 {
+								h := quant.FP32ToFP16(float32(r.NormFloat64()))
+								w[i], w[i+1] = byte(h), byte(h>>8)
+							}
+							xs, ldo := n+3, rows+2
+							x := make([]float32, (b-1)*xs+n)
+							for i := range x {
+								x[i] = float32(r.NormFloat64())
+							}
+							out := make([]float32, (b-1)*ldo+rows+1)
+							for i := range out {
+								out[i] = pad
+							}
+							MatMulF16Strided(w, ws, n, rows, x, xs, b, out[:len(out)-1], ldo, acc)
+							for i, v := range out {
+								tk, row := i/ldo, i%ldo
+								if i == len(out)-1 || row >= rows {
+									if v != pad {
+										t.Fatalf("%s: out[%d] = %v written outside the outputs", name, i, v)
+									}
+									continue
+								}
+								wr := w[2*row*ws : 2*(row*ws+n)]
+								xt := x[tk*xs : tk*xs+n]
+								want := quant.DotF16(wr, xt)
+								mag := 0.0
+								for j := range xt {
+									mag += math.Abs(float64(quant.FP16ToFP32(uint16(wr[2*j])|uint16(wr[2*j+1])<<8) * xt[j]))
+								}
+								if acc {
+									want += pad
+									mag += pad
+								}
+								check(t, fmt.Sprintf("%s token %d row %d", name, tk, row), v, want, mag, false)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}

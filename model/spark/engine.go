@@ -144,9 +144,7 @@ type engine struct {
 	scores [][]float32
 	rowbuf [][]float32
 	q16    [][]float32 // a query rounded to f16
-	part   [][]float32 // one output element of each query head of a group
 	gsc    [][]float32 // f16 attention: scores of a group of query heads
-	gpb    [][]float32 // f16 attention: their weights over one run
 	runs   [][2]kvRun
 	rowb   []byte // the embedding row of a repacked Embed
 	kicked bool   // this engine has let the model's background repack start
@@ -194,18 +192,14 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 	e.scores = make([][]float32, p.threads)
 	e.rowbuf = make([][]float32, p.threads)
 	e.q16 = make([][]float32, p.threads)
-	e.part = make([][]float32, p.threads)
 	e.gsc = make([][]float32, p.threads)
-	e.gpb = make([][]float32, p.threads)
 	e.runs = make([][2]kvRun, p.threads)
 	for i := range e.scores {
 		e.scores[i] = make([]float32, min(e.maxCtx, 4096))
 		e.rowbuf[i] = make([]float32, width)
 		g := max(1, c.Heads/max(1, c.KVHeads))
 		e.q16[i] = make([]float32, g*c.HeadDim)
-		e.part[i] = make([]float32, g)
 		e.gsc[i] = make([]float32, g*min(e.maxCtx, 4096))
-		e.gpb[i] = make([]float32, len(e.gsc[i]))
 	}
 	E := &Engine{e}
 	runtime.AddCleanup(E, func(p *pool) { p.stop() }, p)
@@ -676,9 +670,11 @@ func (e *engine) doAttn(w, task int) {
 	}
 	n := pos - first + 1
 	if e.opts.KV == KVF16 {
-		// task is (token, KV head): the query heads sharing it go
-		// together.
-		t, kh := task/c.KVHeads, task%c.KVHeads
+		// task is (KV head, token): the query heads sharing it go
+		// together, and the tasks running at the same time read the same
+		// head's keys and values (at 2k positions one head's are 2 MiB,
+		// both heads' twice an L2).
+		kh, t := task/e.cur.b, task%e.cur.b
 		pos := e.cur.p0 + t
 		first := 0
 		if kv.sliding {

@@ -107,10 +107,10 @@ type kvRun struct{ j, s, n int }
 
 // attendF16 computes the g query heads that share KV head kh, for token t
 // over positions first..pos of an f16 cache: the scores of all g queries
-// against each run of contiguous key slots in one MatMulF16 (which converts
-// every key once for 4 queries), softmax, then each output element as the
-// dot product of the g weight vectors with one row of the transposed
-// values, again one MatMulF16 per row and run.
+// against each run of contiguous key slots in one MatMulF16Strided (which
+// converts every key once for the g queries), softmax, then the g outputs
+// as the products of the g weight vectors with the run's slice of the
+// transposed value rows, again one call per run.
 func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
 	c := &e.c
 	hd, rows, QD := c.HeadDim, c.QKVRows(), c.QDim()
@@ -118,7 +118,6 @@ func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
 	n := pos - first + 1
 	if need := g * n; len(e.gsc[w]) < need {
 		e.gsc[w] = make([]float32, max(need, 2*len(e.gsc[w])))
-		e.gpb[w] = make([]float32, len(e.gsc[w]))
 	}
 	sc := e.gsc[w][:g*n] // [head][position]
 	q := e.q16[w][:g*hd]
@@ -140,44 +139,42 @@ func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
 	}
 	base := kh * kv.cap
 	for _, r := range runs[:nr] {
-		kernels.MatMulF16(kv.k16[(base+r.s)*hd*2:(base+r.s+r.n)*hd*2], r.n, q, g, sc[r.j:], n)
+		kernels.MatMulF16Strided(kv.k16[(base+r.s)*hd*2:(base+r.s+r.n)*hd*2], hd, hd, r.n, q, hd, g, sc[r.j:], n, false)
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	for h := range g {
-		row := sc[h*n : (h+1)*n]
-		mx := float32(math.Inf(-1))
-		for j := range row {
-			row[j] *= scale
-			mx = max(mx, row[j])
-		}
-		var sum float64
-		for j, v := range row {
-			p := float32(math.Exp(float64(v - mx)))
-			row[j] = p
-			sum += float64(p)
-		}
-		inv := float32(1 / sum)
-		for j := range row {
-			row[j] *= inv
-		}
+		softmax(sc[h*n:(h+1)*n], scale)
 	}
 	kernels.RoundF16(sc)
 	out := e.att[t*QD+h0*hd : t*QD+(h0+g)*hd] // g heads' outputs, hd apart
 	clear(out)
-	part := e.part[w][:g]
+	vb := kh * hd * kv.cap // value row d of the head at vb + d*cap
 	for _, r := range runs[:nr] {
-		// The g weight vectors of the run, contiguous.
-		pb := e.gpb[w][:g*r.n]
-		for h := range g {
-			copy(pb[h*r.n:(h+1)*r.n], sc[h*n+r.j:h*n+r.j+r.n])
+		// Weight vector h of the run is sc[h*n+r.j:][:r.n]: n apart.
+		kernels.MatMulF16Strided(kv.v16[(vb+r.s)*2:(vb+(hd-1)*kv.cap+r.s+r.n)*2], kv.cap, r.n, hd, sc[r.j:], n, g, out, hd, true)
+	}
+}
+
+// softmax sets row to softmax(scale*row), with exp in float64 as the
+// reference does. The maximum is taken before scaling (scale > 0, so it is
+// the same element and the same product).
+func softmax(row []float32, scale float32) {
+	mx := float32(math.Inf(-1))
+	for _, v := range row {
+		if v > mx {
+			mx = v
 		}
-		for d := range hd {
-			row := (kh*hd + d) * kv.cap
-			kernels.MatMulF16(kv.v16[(row+r.s)*2:(row+r.s+r.n)*2], 1, pb, g, part, 1)
-			for h, v := range part {
-				out[h*hd+d] += v
-			}
-		}
+	}
+	mx *= scale
+	var sum float64
+	for j, v := range row {
+		p := float32(math.Exp(float64(v*scale - mx)))
+		row[j] = p
+		sum += float64(p)
+	}
+	inv := float32(1 / sum)
+	for j := range row {
+		row[j] *= inv
 	}
 }
 

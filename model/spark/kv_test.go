@@ -145,9 +145,7 @@ func attnEngine(b *testing.B, kv KVType, n int) *engine {
 	g := c.Heads / c.KVHeads
 	e.scores = [][]float32{make([]float32, n)}
 	e.q16 = [][]float32{make([]float32, g*c.HeadDim)}
-	e.part = [][]float32{make([]float32, g)}
 	e.gsc = [][]float32{make([]float32, g*n)}
-	e.gpb = [][]float32{make([]float32, g*n)}
 	e.runs = make([][2]kvRun, 1)
 	e.cur.b, e.cur.p0 = 1, n-1
 	return e
