@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/droidgo/droidgo/model/quant"
 )
@@ -124,4 +125,25 @@ func MatMulF16Strided(w []byte, ws, n, rows int, x []float32, xs, b int, out []f
 			}
 		}
 	}
+}
+
+// ExpSum sets x[i] = exp(x[i]*scale - mx) and returns the sum of the
+// results (in float64): the exponentials of a softmax row whose scaled
+// maximum is mx. The reference form is float32(math.Exp(float64(...)));
+// assembly forms evaluate exp in float32 within a few ulps of it, and give
+// 0 where the reference gives subnormals (below e^-87).
+func ExpSum(x []float32, scale, mx float32) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	if cur.expSum != nil {
+		return cur.expSum(x, scale, mx)
+	}
+	var sum float64
+	for i, v := range x {
+		p := float32(math.Exp(float64(v*scale - mx)))
+		x[i] = p
+		sum += float64(p)
+	}
+	return sum
 }

@@ -273,3 +273,53 @@ func TestMatMulF16Strided(t *testing.T) {
 		}
 	})
 }
+
+// ExpSum against the float64 exp at every level: relative error at most
+// 1e-6 per element (the float32 form's few ulps) and for the sum, zero or
+// a subnormal where the reference underflows, -Inf (a masked score) to 0,
+// whole and partial 16-element steps; nothing past the row is written.
+func TestExpSum(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(63, 64))
+		for _, n := range []int{1, 5, 15, 16, 17, 31, 100, 2049} {
+			for _, spread := range []float64{1, 10, 100, 1000} {
+				x := make([]float32, n+1)
+				mx := float32(math.Inf(-1))
+				for i := range x[:n] {
+					x[i] = float32(r.NormFloat64() * spread)
+					if i%7 == 3 {
+						x[i] = float32(math.Inf(-1))
+					}
+					mx = max(mx, x[i])
+				}
+				x[n] = 42
+				const scale = 0.0625
+				want := make([]float32, n)
+				var wsum float64
+				for i, v := range x[:n] {
+					want[i] = float32(math.Exp(float64(v*scale - mx*scale)))
+					wsum += float64(want[i])
+				}
+				sum := ExpSum(x[:n], scale, mx*scale)
+				if x[n] != 42 {
+					t.Fatalf("n=%d: ExpSum wrote past the row", n)
+				}
+				for i := range want {
+					g, w := float64(x[i]), float64(want[i])
+					if w < 0x1p-126 {
+						if g > 0x1p-126 || g < 0 {
+							t.Errorf("n=%d spread=%v [%d]: got %g, want %g (underflow)", n, spread, i, g, w)
+						}
+						continue
+					}
+					if math.Abs(g-w) > 1e-6*w {
+						t.Errorf("n=%d spread=%v [%d]: got %g, want %g", n, spread, i, g, w)
+					}
+				}
+				if math.Abs(sum-wsum) > 1e-6*wsum {
+					t.Errorf("n=%d spread=%v: sum %g, want %g", n, spread, sum, wsum)
+				}
+			}
+		}
+	})
+}

@@ -155,9 +155,10 @@ func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
 	}
 }
 
-// softmax sets row to softmax(scale*row), with exp in float64 as the
-// reference does. The maximum is taken before scaling (scale > 0, so it is
-// the same element and the same product).
+// softmax sets row to softmax(scale*row) (kernels.ExpSum: the reference's
+// float64 exp, or a float32 one within a few ulps). The maximum is taken
+// before scaling (scale > 0, so it is the same element and the same
+// product).
 func softmax(row []float32, scale float32) {
 	mx := float32(math.Inf(-1))
 	for _, v := range row {
@@ -165,14 +166,7 @@ func softmax(row []float32, scale float32) {
 			mx = v
 		}
 	}
-	mx *= scale
-	var sum float64
-	for j, v := range row {
-		p := float32(math.Exp(float64(v*scale - mx)))
-		row[j] = p
-		sum += float64(p)
-	}
-	inv := float32(1 / sum)
+	inv := float32(1 / kernels.ExpSum(row, scale, mx*scale))
 	for j := range row {
 		row[j] *= inv
 	}
