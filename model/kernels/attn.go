@@ -89,6 +89,13 @@ func GELUErfMul(y, g, u []float32, ref func(float32) float32) {
 	}
 }
 
+// Blocking of MatMulF16Strided for more than 4 vectors: 512 elements of 64
+// rows are 64 KiB of halves (L2), 512 elements of 4 vectors 8 KiB (L1).
+const (
+	f16Block = 512
+	f16Rows  = 64
+)
+
 // MatMulF16Strided sets out[t*ldo+r] to quant.DotF16(row r of w, x[t*xs :
 // t*xs+n]) for t < b and r < rows, or adds it there when acc is set, each
 // row being n IEEE halves and row r starting ws halves after row r-1: the
@@ -105,9 +112,25 @@ func MatMulF16Strided(w []byte, ws, n, rows int, x []float32, xs, b int, out []f
 	}
 	t := 0
 	if cur.f164 != nil && n > 0 {
-		for ; t+4 <= b; t += 4 {
-			cur.f164(w, ws, x[t*xs:], xs, n, rows, out[t*ldo:], ldo, acc)
+		b4 := b &^ 3
+		if b4 == 4 {
+			cur.f164(w, ws, x, xs, n, rows, out, ldo, acc)
+		} else {
+			// More than one group of 4 vectors (several tokens' queries):
+			// blocks of f16Block elements by f16Rows rows, which stay in L1
+			// and L2 while every group passes, so the rows are read from
+			// memory once, not once per group.
+			for k0 := 0; k0 < n; k0 += f16Block {
+				k1 := min(n, k0+f16Block)
+				for r0 := 0; r0 < rows; r0 += f16Rows {
+					r1 := min(rows, r0+f16Rows)
+					for t := 0; t < b4; t += 4 {
+						cur.f164(w[2*(r0*ws+k0):], ws, x[t*xs+k0:], xs, k1-k0, r1-r0, out[t*ldo+r0:], ldo, acc || k0 > 0)
+					}
+				}
+			}
 		}
+		t = b4
 	}
 	var one [1]float32
 	for ; t < b; t++ {

@@ -224,9 +224,9 @@ func TestMatMulF16Strided(t *testing.T) {
 	const pad = 7777
 	forEachLevel(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(61, 62))
-		for _, n := range []int{0, 1, 7, 15, 16, 17, 33, 256, 517} {
-			for _, rows := range []int{1, 3, 4, 5, 8, 13} {
-				for _, b := range []int{1, 3, 4, 5, 8} {
+		for _, n := range []int{0, 1, 7, 15, 16, 17, 33, 256, 517, 1100} {
+			for _, rows := range []int{1, 3, 4, 5, 8, 13, 70} {
+				for _, b := range []int{1, 3, 4, 5, 8, 13} {
 					for _, ws := range []int{n, n + 9} {
 						for _, acc := range []bool{false, true} {
 							name := fmt.Sprintf("n=%d rows=%d b=%d ws=%d acc=%v", n, rows, b, ws, acc)

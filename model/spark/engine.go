@@ -198,7 +198,7 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 		e.scores[i] = make([]float32, min(e.maxCtx, 4096))
 		e.rowbuf[i] = make([]float32, width)
 		g := max(1, c.Heads/max(1, c.KVHeads))
-		e.q16[i] = make([]float32, g*c.HeadDim)
+		e.q16[i] = make([]float32, attnGroup*g*c.HeadDim)
 		e.gsc[i] = make([]float32, g*min(e.maxCtx, 4096))
 	}
 	E := &Engine{e}
@@ -531,7 +531,8 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 			}
 		}
 		if e.opts.KV == KVF16 {
-			e.dispatch(stepAttn, B*c.KVHeads)
+			tg := f16Group(&e.kv[e.cur.layer])
+			e.dispatch(stepAttn, c.KVHeads*((B+tg-1)/tg))
 		} else {
 			e.dispatch(stepAttn, B*c.Heads)
 		}
@@ -661,32 +662,31 @@ func (e *engine) doQKV(w, ch int) {
 func (e *engine) doAttn(w, task int) {
 	c := &e.c
 	hd, rows, QD, KD := c.HeadDim, c.QKVRows(), c.QDim(), c.KVDim()
-	t, h := task/c.Heads, task%c.Heads
 	kv := &e.kv[e.cur.layer]
+	if e.opts.KV == KVF16 {
+		// task is (KV head, group of tokens): the query heads sharing the
+		// KV head go together, and the tasks running at the same time read
+		// the same head's keys and values.
+		tg := f16Group(kv)
+		ng := (e.cur.b + tg - 1) / tg
+		kh, t0 := task/ng, task%ng*tg
+		t1 := min(e.cur.b, t0+tg)
+		e.attendF16(w, kv, kh, t0, t1)
+		g := c.Heads / c.KVHeads
+		for t := t0; t < t1; t++ {
+			for h := kh * g; h < (kh+1)*g; h++ {
+				e.gateHead(t, h, e.att[t*QD+h*hd:t*QD+(h+1)*hd])
+			}
+		}
+		return
+	}
+	t, h := task/c.Heads, task%c.Heads
 	pos := e.cur.p0 + t
 	first := 0
 	if kv.sliding {
 		first = max(0, pos-c.Window+1)
 	}
 	n := pos - first + 1
-	if e.opts.KV == KVF16 {
-		// task is (KV head, token): the query heads sharing it go
-		// together, and the tasks running at the same time read the same
-		// head's keys and values (at 2k positions one head's are 2 MiB,
-		// both heads' twice an L2).
-		kh, t := task/e.cur.b, task%e.cur.b
-		pos := e.cur.p0 + t
-		first := 0
-		if kv.sliding {
-			first = max(0, pos-c.Window+1)
-		}
-		e.attendF16(w, kv, kh, t, first, pos)
-		g := c.Heads / c.KVHeads
-		for h := kh * g; h < (kh+1)*g; h++ {
-			e.gateHead(t, h, e.att[t*QD+h*hd:t*QD+(h+1)*hd])
-		}
-		return
-	}
 	q := e.qkv[t*rows+h*hd : t*rows+(h+1)*hd]
 	o := e.att[t*QD+h*hd : t*QD+(h+1)*hd]
 	sc := e.scores[w][:n]

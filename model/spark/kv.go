@@ -105,24 +105,54 @@ func (e *engine) storeF16(kv *layerKV, s, h int, val bool, x []float32) {
 // span at slots s.., n of them.
 type kvRun struct{ j, s, n int }
 
-// attendF16 computes the g query heads that share KV head kh, for token t
-// over positions first..pos of an f16 cache: the scores of all g queries
-// against each run of contiguous key slots in one MatMulF16Strided (which
-// converts every key once for the g queries), softmax, then the g outputs
-// as the products of the g weight vectors with the run's slice of the
-// transposed value rows, again one call per run.
-func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
+// attnGroup is the number of tokens whose queries an f16 attention task
+// of a full-attention layer takes together: at 2k positions one KV head's
+// keys and values are 2 MiB, so a task per token would read them from
+// beyond L2 for 4 query vectors; a task of 4 tokens reads them once for 16.
+const attnGroup = 4
+
+// f16Group returns the tokens per f16 attention task in the layer of kv:
+// attnGroup where all of them see the same first position (full
+// attention), 1 in sliding layers, whose windows start at different
+// positions and whose keys and values (a window of 512) stay in L2 anyway.
+// So every token's products cover its own span plus, in a group, the later
+// positions of the group with weights of exactly 0.
+func f16Group(kv *layerKV) int {
+	if kv.sliding {
+		return 1
+	}
+	return attnGroup
+}
+
+// attendF16 computes the g query heads that share KV head kh, for tokens
+// t0..t1-1 of the chunk (one token in sliding layers): the scores of all
+// their queries against each run of contiguous key slots of the union of
+// their spans in one MatMulF16Strided (which converts every key once for
+// all queries), softmax of each token's own span (0 for the later
+// positions), then the outputs as the products of the weight vectors with
+// the run's slice of the transposed value rows, again one call per run.
+func (e *engine) attendF16(w int, kv *layerKV, kh, t0, t1 int) {
 	c := &e.c
 	hd, rows, QD := c.HeadDim, c.QKVRows(), c.QDim()
 	g := c.Heads / c.KVHeads
+	nt := t1 - t0
+	G := g * nt // query vectors
+	pos := e.cur.p0 + t1 - 1
+	first := 0
+	if kv.sliding {
+		first = max(0, e.cur.p0+t0-c.Window+1)
+	}
 	n := pos - first + 1
-	if need := g * n; len(e.gsc[w]) < need {
+	if need := G * n; len(e.gsc[w]) < need {
 		e.gsc[w] = make([]float32, max(need, 2*len(e.gsc[w])))
 	}
-	sc := e.gsc[w][:g*n] // [head][position]
-	q := e.q16[w][:g*hd]
+	sc := e.gsc[w][:G*n] // [token][head][position]
+	q := e.q16[w][:G*hd]
 	h0 := kh * g
-	copy(q, e.qkv[t*rows+h0*hd:t*rows+(h0+g)*hd])
+	for i := range nt {
+		t := t0 + i
+		copy(q[i*g*hd:(i+1)*g*hd], e.qkv[t*rows+h0*hd:t*rows+(h0+g)*hd])
+	}
 	kernels.RoundF16(q)
 	// Runs of slots: a ring wraps at most once over a window.
 	runs := &e.runs[w]
@@ -139,19 +169,27 @@ func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
 	}
 	base := kh * kv.cap
 	for _, r := range runs[:nr] {
-		kernels.MatMulF16Strided(kv.k16[(base+r.s)*hd*2:(base+r.s+r.n)*hd*2], hd, hd, r.n, q, hd, g, sc[r.j:], n, false)
+		kernels.MatMulF16Strided(kv.k16[(base+r.s)*hd*2:(base+r.s+r.n)*hd*2], hd, hd, r.n, q, hd, G, sc[r.j:], n, false)
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	for h := range g {
-		softmax(sc[h*n:(h+1)*n], scale)
+	for v := range G {
+		row := sc[v*n : (v+1)*n]
+		m := n - (nt - 1 - v/g) // token t0+v/g sees n minus the later tokens
+		softmax(row[:m], scale)
+		clear(row[m:])
 	}
 	kernels.RoundF16(sc)
-	out := e.att[t*QD+h0*hd : t*QD+(h0+g)*hd] // g heads' outputs, hd apart
-	clear(out)
+	// The outputs, [token][head][dim], go to q (no longer needed) and
+	// then to the tokens' rows of att.
+	clear(q)
 	vb := kh * hd * kv.cap // value row d of the head at vb + d*cap
 	for _, r := range runs[:nr] {
-		// Weight vector h of the run is sc[h*n+r.j:][:r.n]: n apart.
-		kernels.MatMulF16Strided(kv.v16[(vb+r.s)*2:(vb+(hd-1)*kv.cap+r.s+r.n)*2], kv.cap, r.n, hd, sc[r.j:], n, g, out, hd, true)
+		// Weight vector v of the run is sc[v*n+r.j:][:r.n]: n apart.
+		kernels.MatMulF16Strided(kv.v16[(vb+r.s)*2:(vb+(hd-1)*kv.cap+r.s+r.n)*2], kv.cap, r.n, hd, sc[r.j:], n, G, q, hd, true)
+	}
+	for i := range nt {
+		t := t0 + i
+		copy(e.att[t*QD+h0*hd:t*QD+(h0+g)*hd], q[i*g*hd:(i+1)*g*hd])
 	}
 }
 
