@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -322,4 +323,54 @@ func TestExpSum(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkAttnF16: the two products of f16 attention for one KV head over
+// 2048 cached positions of a 256-wide head (the 1.7B's full-attention
+// layers): the scores of g query vectors against the keys, and the g
+// weight vectors times the transposed values (rows 4096 slots apart), with
+// g = 4 (one token's query heads) and 16 (a task of 4 tokens), per level,
+// in GMAC per second of the thread's CPU time.
+func BenchmarkAttnF16(b *testing.B) {
+	const d, n, capacity = 256, 2048, 4096
+	r := rand.New(rand.NewPCG(65, 66))
+	half := func(m int) []byte {
+		w := make([]byte, 2*m)
+		for i := 0; i < m; i++ {
+			h := quant.FP32ToFP16(float32(r.NormFloat64()))
+			w[2*i], w[2*i+1] = byte(h), byte(h>>8)
+		}
+		return w
+	}
+	k, v := half(n*d), half(d*capacity)
+	for _, g := range []int{4, 16} {
+		q := make([]float32, g*d)
+		p := make([]float32, g*n)
+		for i := range q {
+			q[i] = float32(r.NormFloat64())
+		}
+		for i := range p {
+			p[i] = r.Float32() / n
+		}
+		sc := make([]float32, g*n)
+		o := make([]float32, g*d)
+		for _, l := range Levels() {
+			b.Run(fmt.Sprintf("g=%d/%s", g, l), func(b *testing.B) {
+				if err := SetISA(l); err != nil {
+					b.Fatal(err)
+				}
+				defer SetISA(Levels()[len(Levels())-1])
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0 := threadCPU()
+				for b.Loop() {
+					MatMulF16Strided(k, d, d, n, q, d, g, sc, n, false)
+					MatMulF16Strided(v, capacity, n, d, p, n, g, o, d, true)
+				}
+				if cpu := (threadCPU() - cpu0).Seconds(); cpu > 0 {
+					b.ReportMetric(2*float64(g*n*d)*float64(b.N)/cpu/1e9, "GMAC/cpu-s")
+				}
+			})
+		}
+	}
 }
