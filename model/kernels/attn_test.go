@@ -227,7 +227,7 @@ func TestMatMulF16Strided(t *testing.T) {
 		r := rand.New(rand.NewPCG(61, 62))
 		for _, n := range []int{0, 1, 7, 15, 16, 17, 33, 256, 517, 1100} {
 			for _, rows := range []int{1, 3, 4, 5, 8, 13, 70} {
-				for _, b := range []int{1, 3, 4, 5, 8, 13} {
+				for _, b := range []int{1, 3, 4, 5, 8, 13, 16} {
 					for _, ws := range []int{n, n + 9} {
 						for _, acc := range []bool{false, true} {
 							name := fmt.Sprintf("n=%d rows=%d b=%d ws=%d acc=%v", n, rows, b, ws, acc)
@@ -329,8 +329,9 @@ func TestExpSum(t *testing.T) {
 // 2048 cached positions of a 256-wide head (the 1.7B's full-attention
 // layers): the scores of g query vectors against the keys, and the g
 // weight vectors times the transposed values (rows 4096 slots apart), with
-// g = 4 (one token's query heads) and 16 (a task of 4 tokens), per level,
-// in GMAC per second of the thread's CPU time.
+// g = 4 (one token's query heads) and 16 (a task of 4 tokens), each
+// product and level on its own, in GMAC per second of the thread's CPU
+// time.
 func BenchmarkAttnF16(b *testing.B) {
 	const d, n, capacity = 256, 2048, 4096
 	r := rand.New(rand.NewPCG(65, 66))
@@ -355,22 +356,27 @@ func BenchmarkAttnF16(b *testing.B) {
 		sc := make([]float32, g*n)
 		o := make([]float32, g*d)
 		for _, l := range Levels() {
-			b.Run(fmt.Sprintf("g=%d/%s", g, l), func(b *testing.B) {
-				if err := SetISA(l); err != nil {
-					b.Fatal(err)
-				}
-				defer SetISA(Levels()[len(Levels())-1])
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				cpu0 := threadCPU()
-				for b.Loop() {
-					MatMulF16Strided(k, d, d, n, q, d, g, sc, n, false)
-					MatMulF16Strided(v, capacity, n, d, p, n, g, o, d, true)
-				}
-				if cpu := (threadCPU() - cpu0).Seconds(); cpu > 0 {
-					b.ReportMetric(2*float64(g*n*d)*float64(b.N)/cpu/1e9, "GMAC/cpu-s")
-				}
-			})
+			for _, what := range []string{"keys", "values"} {
+				b.Run(fmt.Sprintf("g=%d/%s/%s", g, what, l), func(b *testing.B) {
+					if err := SetISA(l); err != nil {
+						b.Fatal(err)
+					}
+					defer SetISA(Levels()[len(Levels())-1])
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					cpu0 := threadCPU()
+					for b.Loop() {
+						if what == "keys" {
+							MatMulF16Strided(k, d, d, n, q, d, g, sc, n, false)
+						} else {
+							MatMulF16Strided(v, capacity, n, d, p, n, g, o, d, true)
+						}
+					}
+					if cpu := (threadCPU() - cpu0).Seconds(); cpu > 0 {
+						b.ReportMetric(float64(g*n*d)*float64(b.N)/cpu/1e9, "GMAC/cpu-s")
+					}
+				})
+			}
 		}
 	}
 }
