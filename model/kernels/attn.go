@@ -58,6 +58,25 @@ func RoundF16(x []float32) {
 	quant.RoundF16(x)
 }
 
+// EncodeF16 writes the IEEE halves of x, little-endian, to dst[:2*len(x)],
+// exactly as quant.FP32ToFP16 (NaNs stay NaNs, their payloads may differ):
+// keys and values going into an f16 KV cache.
+func EncodeF16(dst []byte, x []float32) {
+	if len(dst) < 2*len(x) {
+		panic(fmt.Sprintf("kernels: EncodeF16: %d floats need %d bytes, have %d", len(x), 2*len(x), len(dst)))
+	}
+	n := len(x) &^ 7
+	if cur.encodeF16 != nil && n > 0 {
+		cur.encodeF16(dst, x[:n])
+	} else {
+		n = 0
+	}
+	for i := n; i < len(x); i++ {
+		h := quant.FP32ToFP16(x[i])
+		dst[2*i], dst[2*i+1] = byte(h), byte(h>>8)
+	}
+}
+
 // QuantizeQ8_0 is quant.QuantizeQ8_0 (bit for bit): x holds 32*len(y)
 // floats, the activations of a Q8_0 or Q4_0 product.
 func QuantizeQ8_0(x []float32, y []quant.BlockQ8_0) {
@@ -132,19 +151,18 @@ func MatMulF16Strided(w []byte, ws, n, rows int, x []float32, xs, b int, out []f
 		}
 		t = b4
 	}
-	var one [1]float32
 	for ; t < b; t++ {
 		xt, o := x[t*xs:t*xs+n], out[t*ldo:t*ldo+rows]
 		for r := range o {
-			v := float32(0)
+			// The row's product goes straight to o[r] (a temporary would
+			// escape through the indirect call: an allocation per call).
+			old := o[r]
+			o[r] = 0
 			if n > 0 {
-				cur.f16(w[2*r*ws:2*(r*ws+n)], 1, xt, one[:])
-				v = one[0]
+				cur.f16(w[2*r*ws:2*(r*ws+n)], 1, xt, o[r:r+1])
 			}
 			if acc {
-				o[r] += v
-			} else {
-				o[r] = v
+				o[r] += old
 			}
 		}
 	}

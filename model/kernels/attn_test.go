@@ -380,3 +380,53 @@ func BenchmarkAttnF16(b *testing.B) {
 		}
 	}
 }
+
+// EncodeF16 equals quant.FP32ToFP16 bit for bit at every level on the
+// values of TestRoundF16's mix (normal, subnormal, overflowing, ties,
+// infinities, underflowing), NaNs staying NaNs, whatever the length;
+// nothing past 2*len(x) bytes is written.
+func TestEncodeF16(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(67, 68))
+		for _, n := range []int{0, 1, 7, 8, 9, 64, 333} {
+			x := make([]float32, n)
+			for i := range x {
+				switch i % 7 {
+				case 0:
+					x[i] = float32(r.NormFloat64())
+				case 1:
+					x[i] = float32(r.NormFloat64()) * 1e-6
+				case 2:
+					x[i] = float32(r.NormFloat64()) * 1e5
+				case 3:
+					x[i] = float32(r.IntN(2048)) + 0.5
+				case 4:
+					x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+				case 5:
+					x[i] = float32(math.NaN())
+				default:
+					x[i] = float32(r.NormFloat64()) * 1e-9
+				}
+			}
+			dst := make([]byte, 2*n+2)
+			dst[2*n], dst[2*n+1] = 0xa5, 0x5a
+			EncodeF16(dst[:2*n], x)
+			if dst[2*n] != 0xa5 || dst[2*n+1] != 0x5a {
+				t.Fatalf("n=%d: EncodeF16 wrote past its output", n)
+			}
+			for i, v := range x {
+				got := uint16(dst[2*i]) | uint16(dst[2*i+1])<<8
+				want := quant.FP32ToFP16(v)
+				if v != v {
+					if got&0x7c00 != 0x7c00 || got&0x3ff == 0 {
+						t.Fatalf("n=%d [%d]: NaN encoded as %#04x", n, i, got)
+					}
+					continue
+				}
+				if got != want {
+					t.Fatalf("n=%d [%d]: %v encoded as %#04x, want %#04x", n, i, v, got, want)
+				}
+			}
+		}
+	})
+}

@@ -67,6 +67,8 @@ type table struct {
 	expSum func(x []float32, scale, mx float32) float64
 	// roundF16 is RoundF16 for a multiple of 8 elements.
 	roundF16 func(x []float32)
+	// encodeF16 is EncodeF16 for a multiple of 8 elements.
+	encodeF16 func(dst []byte, x []float32)
 	// q80Quant is QuantizeQ8_0.
 	q80Quant func(x []float32, y []quant.BlockQ8_0)
 	// geluErf is GELUErfMul for a multiple of 8 elements.

@@ -145,6 +145,7 @@ type engine struct {
 	rowbuf [][]float32
 	q16    [][]float32 // a query rounded to f16
 	gsc    [][]float32 // f16 attention: scores of a group of query heads
+	enc16  [][]byte    // f16 cache: one value row being stored
 	runs   [][2]kvRun
 	rowb   []byte // the embedding row of a repacked Embed
 	kicked bool   // this engine has let the model's background repack start
@@ -193,6 +194,7 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 	e.rowbuf = make([][]float32, p.threads)
 	e.q16 = make([][]float32, p.threads)
 	e.gsc = make([][]float32, p.threads)
+	e.enc16 = make([][]byte, p.threads)
 	e.runs = make([][2]kvRun, p.threads)
 	for i := range e.scores {
 		e.scores[i] = make([]float32, min(e.maxCtx, 4096))
@@ -200,6 +202,7 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 		g := max(1, c.Heads/max(1, c.KVHeads))
 		e.q16[i] = make([]float32, attnGroup*g*c.HeadDim)
 		e.gsc[i] = make([]float32, g*min(e.maxCtx, 4096))
+		e.enc16[i] = make([]byte, 2*c.HeadDim)
 	}
 	E := &Engine{e}
 	runtime.AddCleanup(E, func(p *pool) { p.stop() }, p)
@@ -647,7 +650,7 @@ func (e *engine) doQKV(w, ch int) {
 		switch off := ch*hd - QD; {
 		case off < 0:
 		case e.opts.KV == KVF16:
-			e.storeF16(kv, s, off/hd%c.KVHeads, off >= KD, v)
+			e.storeF16(w, kv, s, off/hd%c.KVHeads, off >= KD, v)
 		case off < KD:
 			copy(kv.k[s*KD+off:s*KD+off+hd], v)
 		default:

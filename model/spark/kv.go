@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/droidgo/droidgo/model/kernels"
-	"github.com/droidgo/droidgo/model/quant"
 )
 
 // KVType is the element type of the KV cache.
@@ -86,18 +85,19 @@ func (e *engine) growF16(kv *layerKV, slots int) {
 	kv.k16, kv.v16, kv.cap = nk, nv, slots
 }
 
-// storeF16 writes head h's key or value (v: which) at slot s.
-func (e *engine) storeF16(kv *layerKV, s, h int, val bool, x []float32) {
+// storeF16 writes head h's key or value (v: which) at slot s, for worker w.
+func (e *engine) storeF16(w int, kv *layerKV, s, h int, val bool, x []float32) {
 	hd := e.c.HeadDim
 	if !val {
-		row := kv.k16[(h*kv.cap+s)*hd*2 : (h*kv.cap+s+1)*hd*2]
-		for i, f := range x {
-			binary.LittleEndian.PutUint16(row[2*i:], quant.FP32ToFP16(f))
-		}
+		kernels.EncodeF16(kv.k16[(h*kv.cap+s)*hd*2:(h*kv.cap+s+1)*hd*2], x)
 		return
 	}
-	for d, f := range x {
-		binary.LittleEndian.PutUint16(kv.v16[((h*hd+d)*kv.cap+s)*2:], quant.FP32ToFP16(f))
+	// A value goes to one slot of hd rows: encoded at once, then spread.
+	enc := e.enc16[w][:2*hd]
+	kernels.EncodeF16(enc, x)
+	for d := range x {
+		i := ((h*hd+d)*kv.cap + s) * 2
+		kv.v16[i], kv.v16[i+1] = enc[2*d], enc[2*d+1]
 	}
 }
 
