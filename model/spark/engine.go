@@ -659,9 +659,11 @@ func (e *engine) doQKV(w, ch int) {
 	}
 }
 
-// doAttn computes one query head of one token: softmax(q.K/sqrt(d)).V over
-// the positions it sees, times its sigmoid gate, then encodes the head's
-// slice for attn_output when heads are whole encoding blocks.
+// doAttn computes one query head of one token (f32 cache; with the f16
+// cache, the query heads of one KV head for a group of tokens, f16Group):
+// softmax(q.K/sqrt(d)).V over the positions it sees, times its sigmoid
+// gate, then encodes the head's slice for attn_output when heads are whole
+// encoding blocks.
 func (e *engine) doAttn(w, task int) {
 	c := &e.c
 	hd, rows, QD, KD := c.HeadDim, c.QKVRows(), c.QDim(), c.KVDim()
