@@ -131,21 +131,19 @@ func MatMulF16Strided(w []byte, ws, n, rows int, x []float32, xs, b int, out []f
 	}
 	t := 0
 	if cur.f164 != nil && n > 0 {
+		// Blocks of f16Block elements by f16Rows rows, which stay in L1 and
+		// L2 while every group of 4 vectors passes, so the rows are read
+		// from memory once, not once per group. The blocking does not
+		// depend on b, so a vector's products are the same whatever
+		// vectors come with it (the engine's results do not depend on how
+		// a prompt is split into batches).
 		b4 := b &^ 3
-		if b4 == 4 {
-			cur.f164(w, ws, x, xs, n, rows, out, ldo, acc)
-		} else {
-			// More than one group of 4 vectors (several tokens' queries):
-			// blocks of f16Block elements by f16Rows rows, which stay in L1
-			// and L2 while every group passes, so the rows are read from
-			// memory once, not once per group.
-			for k0 := 0; k0 < n; k0 += f16Block {
-				k1 := min(n, k0+f16Block)
-				for r0 := 0; r0 < rows; r0 += f16Rows {
-					r1 := min(rows, r0+f16Rows)
-					for t := 0; t < b4; t += 4 {
-						cur.f164(w[2*(r0*ws+k0):], ws, x[t*xs+k0:], xs, k1-k0, r1-r0, out[t*ldo+r0:], ldo, acc || k0 > 0)
-					}
+		for k0 := 0; k0 < n; k0 += f16Block {
+			k1 := min(n, k0+f16Block)
+			for r0 := 0; r0 < rows; r0 += f16Rows {
+				r1 := min(rows, r0+f16Rows)
+				for t := 0; t < b4; t += 4 {
+					cur.f164(w[2*(r0*ws+k0):], ws, x[t*xs+k0:], xs, k1-k0, r1-r0, out[t*ldo+r0:], ldo, acc || k0 > 0)
 				}
 			}
 		}

@@ -534,7 +534,7 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 			}
 		}
 		if e.opts.KV == KVF16 {
-			tg := f16Group(&e.kv[e.cur.layer])
+			tg := e.f16Group(&e.kv[e.cur.layer])
 			e.dispatch(stepAttn, c.KVHeads*((B+tg-1)/tg))
 		} else {
 			e.dispatch(stepAttn, B*c.Heads)
@@ -672,7 +672,7 @@ func (e *engine) doAttn(w, task int) {
 		// task is (KV head, group of tokens): the query heads sharing the
 		// KV head go together, and the tasks running at the same time read
 		// the same head's keys and values.
-		tg := f16Group(kv)
+		tg := e.f16Group(kv)
 		ng := (e.cur.b + tg - 1) / tg
 		kh, t0 := task/ng, task%ng*tg
 		t1 := min(e.cur.b, t0+tg)

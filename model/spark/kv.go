@@ -116,9 +116,12 @@ const attnGroup = 4
 // attention), 1 in sliding layers, whose windows start at different
 // positions and whose keys and values (a window of 512) stay in L2 anyway.
 // So every token's products cover its own span plus, in a group, the later
-// positions of the group with weights of exactly 0.
-func f16Group(kv *layerKV) int {
-	if kv.sliding {
+// positions of the group with weights of exactly 0. Only where a token's g
+// query vectors are whole groups of 4 for kernels.MatMulF16Strided: then
+// they take the same kernel alone or in a group, and a token's result does
+// not depend on the batch it came in.
+func (e *engine) f16Group(kv *layerKV) int {
+	if kv.sliding || (e.c.Heads/e.c.KVHeads)%4 != 0 {
 		return 1
 	}
 	return attnGroup
