@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/droidgo/droidgo/model/quant"
 )
@@ -57,6 +58,25 @@ func RoundF16(x []float32) {
 	quant.RoundF16(x)
 }
 
+// EncodeF16 writes the IEEE halves of x, little-endian, to dst[:2*len(x)],
+// exactly as quant.FP32ToFP16 (NaNs stay NaNs, their payloads may differ):
+// keys and values going into an f16 KV cache.
+func EncodeF16(dst []byte, x []float32) {
+	if len(dst) < 2*len(x) {
+		panic(fmt.Sprintf("kernels: EncodeF16: %d floats need %d bytes, have %d", len(x), 2*len(x), len(dst)))
+	}
+	n := len(x) &^ 7
+	if cur.encodeF16 != nil && n > 0 {
+		cur.encodeF16(dst, x[:n])
+	} else {
+		n = 0
+	}
+	for i := n; i < len(x); i++ {
+		h := quant.FP32ToFP16(x[i])
+		dst[2*i], dst[2*i+1] = byte(h), byte(h>>8)
+	}
+}
+
 // QuantizeQ8_0 is quant.QuantizeQ8_0 (bit for bit): x holds 32*len(y)
 // floats, the activations of a Q8_0 or Q4_0 product.
 func QuantizeQ8_0(x []float32, y []quant.BlockQ8_0) {
@@ -86,4 +106,78 @@ func GELUErfMul(y, g, u []float32, ref func(float32) float32) {
 	for i := m; i < n; i++ {
 		y[i] = ref(g[i]) * u[i]
 	}
+}
+
+// f16Rows is the row block of MatMulF16Strided: 64 keys of a 256-wide head
+// are 32 KiB, 64 value rows of 2048 slots 256 KiB.
+const f16Rows = 64
+
+// MatMulF16Strided sets out[t*ldo+r] to quant.DotF16(row r of w, x[t*xs :
+// t*xs+n]) for t < b and r < rows, or adds it there when acc is set, each
+// row being n IEEE halves and row r starting ws halves after row r-1: the
+// attention products over an f16 KV cache, whose keys are rows of the head
+// dimension and whose values, transposed, rows of a run of slots inside
+// rows of the cache's capacity. Like MatMulF16 it uses x as given.
+func MatMulF16Strided(w []byte, ws, n, rows int, x []float32, xs, b int, out []float32, ldo int, acc bool) {
+	if rows <= 0 || b <= 0 {
+		return
+	}
+	if n < 0 || ws < n || xs < n || ldo < rows || len(w) < 2*((rows-1)*ws+n) || len(x) < (b-1)*xs+n || len(out) < (b-1)*ldo+rows {
+		panic(fmt.Sprintf("kernels: MatMulF16Strided: %d rows of %d at stride %d (%d bytes), %d tokens at stride %d (%d floats), ldo %d (%d outputs)",
+			rows, n, ws, len(w), b, xs, len(x), ldo, len(out)))
+	}
+	t := 0
+	if cur.f164 != nil && n > 0 {
+		// Blocks of f16Rows rows, which stay in L2 (and the keys' in L1)
+		// while every group of 4 vectors passes, so the rows are read from
+		// memory once, not once per group. Cutting the rows' length too
+		// measured slower for 4 vectors, and a vector's products must not
+		// depend on the vectors that come with it (the engine's results do
+		// not depend on how a prompt is split into batches): rows are only
+		// ever split into whole rows.
+		b4 := b &^ 3
+		for r0 := 0; r0 < rows; r0 += f16Rows {
+			r1 := min(rows, r0+f16Rows)
+			for t := 0; t < b4; t += 4 {
+				cur.f164(w[2*r0*ws:], ws, x[t*xs:], xs, n, r1-r0, out[t*ldo+r0:], ldo, acc)
+			}
+		}
+		t = b4
+	}
+	for ; t < b; t++ {
+		xt, o := x[t*xs:t*xs+n], out[t*ldo:t*ldo+rows]
+		for r := range o {
+			// The row's product goes straight to o[r] (a temporary would
+			// escape through the indirect call: an allocation per call).
+			old := o[r]
+			o[r] = 0
+			if n > 0 {
+				cur.f16(w[2*r*ws:2*(r*ws+n)], 1, xt, o[r:r+1])
+			}
+			if acc {
+				o[r] += old
+			}
+		}
+	}
+}
+
+// ExpSum sets x[i] = exp(x[i]*scale - mx) and returns the sum of the
+// results (in float64): the exponentials of a softmax row whose scaled
+// maximum is mx. The reference form is float32(math.Exp(float64(...)));
+// assembly forms evaluate exp in float32 within a few ulps of it, and give
+// 0 where the reference gives subnormals (below e^-87).
+func ExpSum(x []float32, scale, mx float32) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	if cur.expSum != nil {
+		return cur.expSum(x, scale, mx)
+	}
+	var sum float64
+	for i, v := range x {
+		p := float32(math.Exp(float64(v*scale - mx)))
+		x[i] = p
+		sum += float64(p)
+	}
+	return sum
 }

@@ -246,3 +246,23 @@ DATA ·q80Perm+20(SB)/4, $6
 DATA ·q80Perm+24(SB)/4, $3
 DATA ·q80Perm+28(SB)/4, $7
 GLOBL ·q80Perm(SB), RODATA, $32
+
+// func encodeF16AVX2(dst *byte, x *float32, n int): the IEEE halves of
+// x[i] (VCVTPS2PH imm 0: nearest even, as quant.FP32ToFP16) to dst[2i:],
+// 8 at a time; n is a multiple of 8.
+TEXT ·encodeF16AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ edone
+eloop:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ eloop
+edone:
+	VZEROUPPER
+	RET

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -211,5 +212,221 @@ func TestGELUErfMul(t *testing.T) {
 			}
 		}
 		t.Logf("largest relative error %.2g", worst)
+	})
+}
+
+// MatMulF16Strided against quant.DotF16 row by row at every level: rows
+// wider apart than they are long (the transposed values of the cache) and
+// exactly their length (the keys), row counts around the 4-row step, head
+// dimensions and slot runs with and without a multiple of 16, token counts
+// around the 4-token step, set and accumulate; nothing outside the outputs
+// is written.
+func TestMatMulF16Strided(t *testing.T) {
+	const pad = 7777
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(61, 62))
+		for _, n := range []int{0, 1, 7, 15, 16, 17, 33, 256, 517, 1100} {
+			for _, rows := range []int{1, 3, 4, 5, 8, 13, 70} {
+				for _, b := range []int{1, 3, 4, 5, 8, 13, 16} {
+					for _, ws := range []int{n, n + 9} {
+						for _, acc := range []bool{false, true} {
+							name := fmt.Sprintf("n=%d rows=%d b=%d ws=%d acc=%v", n, rows, b, ws, acc)
+							w := make([]byte, 2*((rows-1)*ws+n))
+							for i := 0; i+1 < len(w); i += 2 {
+								h := quant.FP32ToFP16(float32(r.NormFloat64()))
+								w[i], w[i+1] = byte(h), byte(h>>8)
+							}
+							xs, ldo := n+3, rows+2
+							x := make([]float32, (b-1)*xs+n)
+							for i := range x {
+								x[i] = float32(r.NormFloat64())
+							}
+							out := make([]float32, (b-1)*ldo+rows+1)
+							for i := range out {
+								out[i] = pad
+							}
+							MatMulF16Strided(w, ws, n, rows, x, xs, b, out[:len(out)-1], ldo, acc)
+							for i, v := range out {
+								tk, row := i/ldo, i%ldo
+								if i == len(out)-1 || row >= rows {
+									if v != pad {
+										t.Fatalf("%s: out[%d] = %v written outside the outputs", name, i, v)
+									}
+									continue
+								}
+								wr := w[2*row*ws : 2*(row*ws+n)]
+								xt := x[tk*xs : tk*xs+n]
+								want := quant.DotF16(wr, xt)
+								mag := 0.0
+								for j := range xt {
+									mag += math.Abs(float64(quant.FP16ToFP32(uint16(wr[2*j])|uint16(wr[2*j+1])<<8) * xt[j]))
+								}
+								if acc {
+									want += pad
+									mag += pad
+								}
+								check(t, fmt.Sprintf("%s token %d row %d", name, tk, row), v, want, mag, false)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// ExpSum against the float64 exp at every level: relative error at most
+// 1e-6 per element (the float32 form's few ulps) and for the sum, zero or
+// a subnormal where the reference underflows, -Inf (a masked score) to 0,
+// whole and partial 16-element steps; nothing past the row is written.
+func TestExpSum(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(63, 64))
+		for _, n := range []int{1, 5, 15, 16, 17, 31, 100, 2049} {
+			for _, spread := range []float64{1, 10, 100, 1000} {
+				x := make([]float32, n+1)
+				mx := float32(math.Inf(-1))
+				for i := range x[:n] {
+					x[i] = float32(r.NormFloat64() * spread)
+					if i%7 == 3 {
+						x[i] = float32(math.Inf(-1))
+					}
+					mx = max(mx, x[i])
+				}
+				x[n] = 42
+				const scale = 0.0625
+				want := make([]float32, n)
+				var wsum float64
+				for i, v := range x[:n] {
+					want[i] = float32(math.Exp(float64(v*scale - mx*scale)))
+					wsum += float64(want[i])
+				}
+				sum := ExpSum(x[:n], scale, mx*scale)
+				if x[n] != 42 {
+					t.Fatalf("n=%d: ExpSum wrote past the row", n)
+				}
+				for i := range want {
+					g, w := float64(x[i]), float64(want[i])
+					if w < 0x1p-126 {
+						if g > 0x1p-126 || g < 0 {
+							t.Errorf("n=%d spread=%v [%d]: got %g, want %g (underflow)", n, spread, i, g, w)
+						}
+						continue
+					}
+					if math.Abs(g-w) > 1e-6*w {
+						t.Errorf("n=%d spread=%v [%d]: got %g, want %g", n, spread, i, g, w)
+					}
+				}
+				if math.Abs(sum-wsum) > 1e-6*wsum {
+					t.Errorf("n=%d spread=%v: sum %g, want %g", n, spread, sum, wsum)
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkAttnF16: the two products of f16 attention for one KV head over
+// 2048 cached positions of a 256-wide head (the 1.7B's full-attention
+// layers): the scores of g query vectors against the keys, and the g
+// weight vectors times the transposed values (rows 4096 slots apart), with
+// g = 4 (one token's query heads) and 16 (a task of 4 tokens), each
+// product and level on its own, in GMAC per second of the thread's CPU
+// time.
+func BenchmarkAttnF16(b *testing.B) {
+	const d, n, capacity = 256, 2048, 4096
+	r := rand.New(rand.NewPCG(65, 66))
+	half := func(m int) []byte {
+		w := make([]byte, 2*m)
+		for i := 0; i < m; i++ {
+			h := quant.FP32ToFP16(float32(r.NormFloat64()))
+			w[2*i], w[2*i+1] = byte(h), byte(h>>8)
+		}
+		return w
+	}
+	k, v := half(n*d), half(d*capacity)
+	for _, g := range []int{4, 16} {
+		q := make([]float32, g*d)
+		p := make([]float32, g*n)
+		for i := range q {
+			q[i] = float32(r.NormFloat64())
+		}
+		for i := range p {
+			p[i] = r.Float32() / n
+		}
+		sc := make([]float32, g*n)
+		o := make([]float32, g*d)
+		for _, l := range Levels() {
+			for _, what := range []string{"keys", "values"} {
+				b.Run(fmt.Sprintf("g=%d/%s/%s", g, what, l), func(b *testing.B) {
+					if err := SetISA(l); err != nil {
+						b.Fatal(err)
+					}
+					defer SetISA(Levels()[len(Levels())-1])
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					cpu0 := threadCPU()
+					for b.Loop() {
+						if what == "keys" {
+							MatMulF16Strided(k, d, d, n, q, d, g, sc, n, false)
+						} else {
+							MatMulF16Strided(v, capacity, n, d, p, n, g, o, d, true)
+						}
+					}
+					if cpu := (threadCPU() - cpu0).Seconds(); cpu > 0 {
+						b.ReportMetric(float64(g*n*d)*float64(b.N)/cpu/1e9, "GMAC/cpu-s")
+					}
+				})
+			}
+		}
+	}
+}
+
+// EncodeF16 equals quant.FP32ToFP16 bit for bit at every level on the
+// values of TestRoundF16's mix (normal, subnormal, overflowing, ties,
+// infinities, underflowing), NaNs staying NaNs, whatever the length;
+// nothing past 2*len(x) bytes is written.
+func TestEncodeF16(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(67, 68))
+		for _, n := range []int{0, 1, 7, 8, 9, 64, 333} {
+			x := make([]float32, n)
+			for i := range x {
+				switch i % 7 {
+				case 0:
+					x[i] = float32(r.NormFloat64())
+				case 1:
+					x[i] = float32(r.NormFloat64()) * 1e-6
+				case 2:
+					x[i] = float32(r.NormFloat64()) * 1e5
+				case 3:
+					x[i] = float32(r.IntN(2048)) + 0.5
+				case 4:
+					x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+				case 5:
+					x[i] = float32(math.NaN())
+				default:
+					x[i] = float32(r.NormFloat64()) * 1e-9
+				}
+			}
+			dst := make([]byte, 2*n+2)
+			dst[2*n], dst[2*n+1] = 0xa5, 0x5a
+			EncodeF16(dst[:2*n], x)
+			if dst[2*n] != 0xa5 || dst[2*n+1] != 0x5a {
+				t.Fatalf("n=%d: EncodeF16 wrote past its output", n)
+			}
+			for i, v := range x {
+				got := uint16(dst[2*i]) | uint16(dst[2*i+1])<<8
+				want := quant.FP32ToFP16(v)
+				if v != v {
+					if got&0x7c00 != 0x7c00 || got&0x3ff == 0 {
+						t.Fatalf("n=%d [%d]: NaN encoded as %#04x", n, i, got)
+					}
+					continue
+				}
+				if got != want {
+					t.Fatalf("n=%d [%d]: %v encoded as %#04x, want %#04x", n, i, v, got, want)
+				}
+			}
+		}
 	})
 }

@@ -67,6 +67,14 @@ func newAVX512Table(hasBF16 bool) table {
 	}
 	// The AVX-512 attention row kernels (amx_amd64.go) need only AVX-512F.
 	attn512(&t)
+	t.expSum = func(x []float32, scale, mx float32) float64 {
+		return expSumZ(&x[0], len(x), scale, mx)
+	}
+	// The 4-token F16 kernel: prefill of F16 weights and, above all,
+	// attention over the f16 KV cache (MatMulF16Strided).
+	t.f164 = func(w []byte, ws int, x []float32, xs, n, rows int, out []float32, ldo int, acc bool) {
+		f16x4Z(&w[0], ws, &x[0], xs, n, rows, &out[0], ldo, acc)
+	}
 	_ = hasBF16
 	return t
 }
@@ -392,6 +400,16 @@ func x8One(w []byte, rows int, a []quant.BlockQ8K, out []float32, bsize int, ker
 		below(w[r16*rb:], rows-r16, a, out[r16:])
 	}
 }
+
+// expSumZ is ExpSum for n > 0 (softmax512_amd64.s).
+//
+//go:noescape
+func expSumZ(x *float32, n int, scale, mx float32) float64
+
+// f16x4Z is f16AVX2x4 in 512-bit form (f16x4z_amd64.s).
+//
+//go:noescape
+func f16x4Z(w *byte, ws int, x *float32, xs, n, rows int, out *float32, ldo int, acc bool)
 
 //go:noescape
 func dotRows512(q, k *float32, stride, n, d int, out *float32)

@@ -131,6 +131,9 @@ var avx2Table = table{
 		axpyRowsAVX2(&p[0], &v[0], stride, len(p), len(o), &o[0])
 	},
 	roundF16: func(x []float32) { roundF16AVX2(&x[0], len(x)) },
+	encodeF16: func(dst []byte, x []float32) {
+		encodeF16AVX2(&dst[0], &x[0], len(x))
+	},
 	q80Quant: func(x []float32, y []quant.BlockQ8_0) { q80BlocksAVX2(&x[0], &y[0], len(y)) },
 	geluErf:  func(y, g, u []float32) { geluErfMulAVX2(&y[0], &g[0], &u[0], len(y)) },
 }
@@ -170,6 +173,9 @@ func axpyAVX2(alpha float32, x, y *float32, n int)
 
 //go:noescape
 func roundF16AVX2(x *float32, n int)
+
+//go:noescape
+func encodeF16AVX2(dst *byte, x *float32, n int)
 
 //go:noescape
 func geluErfMulAVX2(y, gate, u *float32, n int)

@@ -63,8 +63,12 @@ type table struct {
 	// is a multiple of 8 (attn.go); nil runs dot and axpy per row.
 	dotRows  func(q, k []float32, stride int, out []float32)
 	axpyRows func(p, v []float32, stride int, o []float32)
+	// expSum is ExpSum (attn.go); nil runs the float64 exp per element.
+	expSum func(x []float32, scale, mx float32) float64
 	// roundF16 is RoundF16 for a multiple of 8 elements.
 	roundF16 func(x []float32)
+	// encodeF16 is EncodeF16 for a multiple of 8 elements.
+	encodeF16 func(dst []byte, x []float32)
 	// q80Quant is QuantizeQ8_0.
 	q80Quant func(x []float32, y []quant.BlockQ8_0)
 	// geluErf is GELUErfMul for a multiple of 8 elements.

@@ -144,9 +144,8 @@ type engine struct {
 	scores [][]float32
 	rowbuf [][]float32
 	q16    [][]float32 // a query rounded to f16
-	part   [][]float32 // one output element of each query head of a group
 	gsc    [][]float32 // f16 attention: scores of a group of query heads
-	gpb    [][]float32 // f16 attention: their weights over one run
+	enc16  [][]byte    // f16 cache: one value row being stored
 	runs   [][2]kvRun
 	rowb   []byte // the embedding row of a repacked Embed
 	kicked bool   // this engine has let the model's background repack start
@@ -194,18 +193,16 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 	e.scores = make([][]float32, p.threads)
 	e.rowbuf = make([][]float32, p.threads)
 	e.q16 = make([][]float32, p.threads)
-	e.part = make([][]float32, p.threads)
 	e.gsc = make([][]float32, p.threads)
-	e.gpb = make([][]float32, p.threads)
+	e.enc16 = make([][]byte, p.threads)
 	e.runs = make([][2]kvRun, p.threads)
 	for i := range e.scores {
 		e.scores[i] = make([]float32, min(e.maxCtx, 4096))
 		e.rowbuf[i] = make([]float32, width)
 		g := max(1, c.Heads/max(1, c.KVHeads))
-		e.q16[i] = make([]float32, g*c.HeadDim)
-		e.part[i] = make([]float32, g)
+		e.q16[i] = make([]float32, attnGroup*g*c.HeadDim)
 		e.gsc[i] = make([]float32, g*min(e.maxCtx, 4096))
-		e.gpb[i] = make([]float32, len(e.gsc[i]))
+		e.enc16[i] = make([]byte, 2*c.HeadDim)
 	}
 	E := &Engine{e}
 	runtime.AddCleanup(E, func(p *pool) { p.stop() }, p)
@@ -537,7 +534,8 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 			}
 		}
 		if e.opts.KV == KVF16 {
-			e.dispatch(stepAttn, B*c.KVHeads)
+			tg := e.f16Group(&e.kv[e.cur.layer])
+			e.dispatch(stepAttn, c.KVHeads*((B+tg-1)/tg))
 		} else {
 			e.dispatch(stepAttn, B*c.Heads)
 		}
@@ -652,7 +650,7 @@ func (e *engine) doQKV(w, ch int) {
 		switch off := ch*hd - QD; {
 		case off < 0:
 		case e.opts.KV == KVF16:
-			e.storeF16(kv, s, off/hd%c.KVHeads, off >= KD, v)
+			e.storeF16(w, kv, s, off/hd%c.KVHeads, off >= KD, v)
 		case off < KD:
 			copy(kv.k[s*KD+off:s*KD+off+hd], v)
 		default:
@@ -661,36 +659,39 @@ func (e *engine) doQKV(w, ch int) {
 	}
 }
 
-// doAttn computes one query head of one token: softmax(q.K/sqrt(d)).V over
-// the positions it sees, times its sigmoid gate, then encodes the head's
-// slice for attn_output when heads are whole encoding blocks.
+// doAttn computes one query head of one token (f32 cache; with the f16
+// cache, the query heads of one KV head for a group of tokens, f16Group):
+// softmax(q.K/sqrt(d)).V over the positions it sees, times its sigmoid
+// gate, then encodes the head's slice for attn_output when heads are whole
+// encoding blocks.
 func (e *engine) doAttn(w, task int) {
 	c := &e.c
 	hd, rows, QD, KD := c.HeadDim, c.QKVRows(), c.QDim(), c.KVDim()
-	t, h := task/c.Heads, task%c.Heads
 	kv := &e.kv[e.cur.layer]
+	if e.opts.KV == KVF16 {
+		// task is (KV head, group of tokens): the query heads sharing the
+		// KV head go together, and the tasks running at the same time read
+		// the same head's keys and values.
+		tg := e.f16Group(kv)
+		ng := (e.cur.b + tg - 1) / tg
+		kh, t0 := task/ng, task%ng*tg
+		t1 := min(e.cur.b, t0+tg)
+		e.attendF16(w, kv, kh, t0, t1)
+		g := c.Heads / c.KVHeads
+		for t := t0; t < t1; t++ {
+			for h := kh * g; h < (kh+1)*g; h++ {
+				e.gateHead(t, h, e.att[t*QD+h*hd:t*QD+(h+1)*hd])
+			}
+		}
+		return
+	}
+	t, h := task/c.Heads, task%c.Heads
 	pos := e.cur.p0 + t
 	first := 0
 	if kv.sliding {
 		first = max(0, pos-c.Window+1)
 	}
 	n := pos - first + 1
-	if e.opts.KV == KVF16 {
-		// task is (token, KV head): the query heads sharing it go
-		// together.
-		t, kh := task/c.KVHeads, task%c.KVHeads
-		pos := e.cur.p0 + t
-		first := 0
-		if kv.sliding {
-			first = max(0, pos-c.Window+1)
-		}
-		e.attendF16(w, kv, kh, t, first, pos)
-		g := c.Heads / c.KVHeads
-		for h := kh * g; h < (kh+1)*g; h++ {
-			e.gateHead(t, h, e.att[t*QD+h*hd:t*QD+(h+1)*hd])
-		}
-		return
-	}
 	q := e.qkv[t*rows+h*hd : t*rows+(h+1)*hd]
 	o := e.att[t*QD+h*hd : t*QD+(h+1)*hd]
 	sc := e.scores[w][:n]

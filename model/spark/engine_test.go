@@ -274,6 +274,28 @@ func TestReuseAndTruncate(t *testing.T) {
 	}
 }
 
+// With the f16 cache and 4 query heads per KV head (gqa), the attention of
+// full-attention layers takes 4 tokens per task (f16Group); a token's
+// result must not depend on how the prompt was split into batches (so a
+// reused cache equals a fresh one, as above), to the float32 summation
+// order of the other steps.
+func TestF16GroupsDoNotDependOnBatch(t *testing.T) {
+	m := randomModel(t, "gqa", "f32", 11)
+	toks := randomTokens(2*m.Config.Window+7, m.Config.Vocab, 3)
+	var want []float32
+	for _, batch := range []int{1, 3, 4, 7, 64} {
+		e, _ := NewEngine(m, Options{Batch: batch, KV: KVF16})
+		got := evalAll(t, e, toks)
+		if want == nil {
+			want = got
+			continue
+		}
+		if d := maxDiff32(got, want); d > 1e-5 {
+			t.Errorf("batch %d: logits differ from batch 1 by %g", batch, d)
+		}
+	}
+}
+
 func TestCancelAndErrors(t *testing.T) {
 	m := randomModel(t, "tiny", "f32", 1)
 	e, _ := NewEngine(m, Options{MaxContext: 50})

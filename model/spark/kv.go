@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/droidgo/droidgo/model/kernels"
-	"github.com/droidgo/droidgo/model/quant"
 )
 
 // KVType is the element type of the KV cache.
@@ -86,18 +85,19 @@ func (e *engine) growF16(kv *layerKV, slots int) {
 	kv.k16, kv.v16, kv.cap = nk, nv, slots
 }
 
-// storeF16 writes head h's key or value (v: which) at slot s.
-func (e *engine) storeF16(kv *layerKV, s, h int, val bool, x []float32) {
+// storeF16 writes head h's key or value (v: which) at slot s, for worker w.
+func (e *engine) storeF16(w int, kv *layerKV, s, h int, val bool, x []float32) {
 	hd := e.c.HeadDim
 	if !val {
-		row := kv.k16[(h*kv.cap+s)*hd*2 : (h*kv.cap+s+1)*hd*2]
-		for i, f := range x {
-			binary.LittleEndian.PutUint16(row[2*i:], quant.FP32ToFP16(f))
-		}
+		kernels.EncodeF16(kv.k16[(h*kv.cap+s)*hd*2:(h*kv.cap+s+1)*hd*2], x)
 		return
 	}
-	for d, f := range x {
-		binary.LittleEndian.PutUint16(kv.v16[((h*hd+d)*kv.cap+s)*2:], quant.FP32ToFP16(f))
+	// A value goes to one slot of hd rows: encoded at once, then spread.
+	enc := e.enc16[w][:2*hd]
+	kernels.EncodeF16(enc, x)
+	for d := range x {
+		i := ((h*hd+d)*kv.cap + s) * 2
+		kv.v16[i], kv.v16[i+1] = enc[2*d], enc[2*d+1]
 	}
 }
 
@@ -105,25 +105,57 @@ func (e *engine) storeF16(kv *layerKV, s, h int, val bool, x []float32) {
 // span at slots s.., n of them.
 type kvRun struct{ j, s, n int }
 
-// attendF16 computes the g query heads that share KV head kh, for token t
-// over positions first..pos of an f16 cache: the scores of all g queries
-// against each run of contiguous key slots in one MatMulF16 (which converts
-// every key once for 4 queries), softmax, then each output element as the
-// dot product of the g weight vectors with one row of the transposed
-// values, again one MatMulF16 per row and run.
-func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
+// attnGroup is the number of tokens whose queries an f16 attention task
+// of a full-attention layer takes together: at 2k positions one KV head's
+// keys and values are 2 MiB, so a task per token would read them from
+// beyond L2 for 4 query vectors; a task of 4 tokens reads them once for 16.
+const attnGroup = 4
+
+// f16Group returns the tokens per f16 attention task in the layer of kv:
+// attnGroup where all of them see the same first position (full
+// attention), 1 in sliding layers, whose windows start at different
+// positions and whose keys and values (a window of 512) stay in L2 anyway.
+// So every token's products cover its own span plus, in a group, the later
+// positions of the group with weights of exactly 0. Only where a token's g
+// query vectors are whole groups of 4 for kernels.MatMulF16Strided: then
+// they take the same kernel alone or in a group, and a token's result does
+// not depend on the batch it came in.
+func (e *engine) f16Group(kv *layerKV) int {
+	if kv.sliding || (e.c.Heads/e.c.KVHeads)%4 != 0 {
+		return 1
+	}
+	return attnGroup
+}
+
+// attendF16 computes the g query heads that share KV head kh, for tokens
+// t0..t1-1 of the chunk (one token in sliding layers): the scores of all
+// their queries against each run of contiguous key slots of the union of
+// their spans in one MatMulF16Strided (which converts every key once for
+// all queries), softmax of each token's own span (0 for the later
+// positions), then the outputs as the products of the weight vectors with
+// the run's slice of the transposed value rows, again one call per run.
+func (e *engine) attendF16(w int, kv *layerKV, kh, t0, t1 int) {
 	c := &e.c
 	hd, rows, QD := c.HeadDim, c.QKVRows(), c.QDim()
 	g := c.Heads / c.KVHeads
-	n := pos - first + 1
-	if need := g * n; len(e.gsc[w]) < need {
-		e.gsc[w] = make([]float32, max(need, 2*len(e.gsc[w])))
-		e.gpb[w] = make([]float32, len(e.gsc[w]))
+	nt := t1 - t0
+	G := g * nt // query vectors
+	pos := e.cur.p0 + t1 - 1
+	first := 0
+	if kv.sliding {
+		first = max(0, e.cur.p0+t0-c.Window+1)
 	}
-	sc := e.gsc[w][:g*n] // [head][position]
-	q := e.q16[w][:g*hd]
+	n := pos - first + 1
+	if need := G * n; len(e.gsc[w]) < need {
+		e.gsc[w] = make([]float32, max(need, 2*len(e.gsc[w])))
+	}
+	sc := e.gsc[w][:G*n] // [token][head][position]
+	q := e.q16[w][:G*hd]
 	h0 := kh * g
-	copy(q, e.qkv[t*rows+h0*hd:t*rows+(h0+g)*hd])
+	for i := range nt {
+		t := t0 + i
+		copy(q[i*g*hd:(i+1)*g*hd], e.qkv[t*rows+h0*hd:t*rows+(h0+g)*hd])
+	}
 	kernels.RoundF16(q)
 	// Runs of slots: a ring wraps at most once over a window.
 	runs := &e.runs[w]
@@ -140,44 +172,44 @@ func (e *engine) attendF16(w int, kv *layerKV, kh, t, first, pos int) {
 	}
 	base := kh * kv.cap
 	for _, r := range runs[:nr] {
-		kernels.MatMulF16(kv.k16[(base+r.s)*hd*2:(base+r.s+r.n)*hd*2], r.n, q, g, sc[r.j:], n)
+		kernels.MatMulF16Strided(kv.k16[(base+r.s)*hd*2:(base+r.s+r.n)*hd*2], hd, hd, r.n, q, hd, G, sc[r.j:], n, false)
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	for h := range g {
-		row := sc[h*n : (h+1)*n]
-		mx := float32(math.Inf(-1))
-		for j := range row {
-			row[j] *= scale
-			mx = max(mx, row[j])
-		}
-		var sum float64
-		for j, v := range row {
-			p := float32(math.Exp(float64(v - mx)))
-			row[j] = p
-			sum += float64(p)
-		}
-		inv := float32(1 / sum)
-		for j := range row {
-			row[j] *= inv
-		}
+	for v := range G {
+		row := sc[v*n : (v+1)*n]
+		m := n - (nt - 1 - v/g) // token t0+v/g sees n minus the later tokens
+		softmax(row[:m], scale)
+		clear(row[m:])
 	}
 	kernels.RoundF16(sc)
-	out := e.att[t*QD+h0*hd : t*QD+(h0+g)*hd] // g heads' outputs, hd apart
-	clear(out)
-	part := e.part[w][:g]
+	// The outputs, [token][head][dim], go to q (no longer needed) and
+	// then to the tokens' rows of att.
+	clear(q)
+	vb := kh * hd * kv.cap // value row d of the head at vb + d*cap
 	for _, r := range runs[:nr] {
-		// The g weight vectors of the run, contiguous.
-		pb := e.gpb[w][:g*r.n]
-		for h := range g {
-			copy(pb[h*r.n:(h+1)*r.n], sc[h*n+r.j:h*n+r.j+r.n])
+		// Weight vector v of the run is sc[v*n+r.j:][:r.n]: n apart.
+		kernels.MatMulF16Strided(kv.v16[(vb+r.s)*2:(vb+(hd-1)*kv.cap+r.s+r.n)*2], kv.cap, r.n, hd, sc[r.j:], n, G, q, hd, true)
+	}
+	for i := range nt {
+		t := t0 + i
+		copy(e.att[t*QD+h0*hd:t*QD+(h0+g)*hd], q[i*g*hd:(i+1)*g*hd])
+	}
+}
+
+// softmax sets row to softmax(scale*row) (kernels.ExpSum: the reference's
+// float64 exp, or a float32 one within a few ulps). The maximum is taken
+// before scaling (scale > 0, so it is the same element and the same
+// product).
+func softmax(row []float32, scale float32) {
+	mx := float32(math.Inf(-1))
+	for _, v := range row {
+		if v > mx {
+			mx = v
 		}
-		for d := range hd {
-			row := (kh*hd + d) * kv.cap
-			kernels.MatMulF16(kv.v16[(row+r.s)*2:(row+r.s+r.n)*2], 1, pb, g, part, 1)
-			for h, v := range part {
-				out[h*hd+d] += v
-			}
-		}
+	}
+	inv := float32(1 / kernels.ExpSum(row, scale, mx*scale))
+	for j := range row {
+		row[j] *= inv
 	}
 }
 

@@ -128,8 +128,8 @@ func attnEngine(b *testing.B, kv KVType, n int) *engine {
 				x[i] = val(p*7 + h*13 + i)
 			}
 			if kv == KVF16 {
-				e.storeF16(&e.kv[0], p, h, false, x)
-				e.storeF16(&e.kv[0], p, h, true, x)
+				e.storeF16(0, &e.kv[0], p, h, false, x)
+				e.storeF16(0, &e.kv[0], p, h, true, x)
 			} else {
 				copy(e.kv[0].k[p*c.KVDim()+h*c.HeadDim:], x)
 				copy(e.kv[0].v[p*c.KVDim()+h*c.HeadDim:], x)
@@ -145,9 +145,8 @@ func attnEngine(b *testing.B, kv KVType, n int) *engine {
 	g := c.Heads / c.KVHeads
 	e.scores = [][]float32{make([]float32, n)}
 	e.q16 = [][]float32{make([]float32, g*c.HeadDim)}
-	e.part = [][]float32{make([]float32, g)}
 	e.gsc = [][]float32{make([]float32, g*n)}
-	e.gpb = [][]float32{make([]float32, g*n)}
+	e.enc16 = [][]byte{make([]byte, 2*c.HeadDim)}
 	e.runs = make([][2]kvRun, 1)
 	e.cur.b, e.cur.p0 = 1, n-1
 	return e
