@@ -44,6 +44,7 @@ func archLevels() []level {
 		t.q40 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 			q40DOT(&w[0], &a[0], len(a), rows, &out[0])
 		}
+		t = x8DOT(t)
 		ls = append(ls, level{name: "dotprod", tab: dotprodMMTable(t)})
 		if cpu.ARM64.HasI8MM {
 			ls = append(ls, level{name: "i8mm", tab: i8mmTable(t)})
