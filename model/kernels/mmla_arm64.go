@@ -127,18 +127,18 @@ func tileLanes(group [4][2]uint8) (l [16]uint8) {
 
 func mmTable(t table, k mmKernels) table {
 	// chunk(blk, c) returns the 8 int8 weights k = 8c..8c+7 of a block.
-	q80 := func(bs int, chunk func(blk []byte, c int) uint64) gemmQ80 {
+	q80 := func(bs int, x8 bool, chunk func(blk []byte, c int) uint64) gemmQ80 {
 		return func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
 			nb := len(a) / b
-			rb := nb * bs
 			buf := packQ80Acts(a, b, nb)
 			defer mmPool.Put(buf)
 			mmla(rows, b, nb, mmQ80W, mmQ80A, *buf, out, ldo, k.q80, k.lanes, func(dst []byte, r0, n int) {
+				var tmp [quant.BlockQ8_0Size]byte
 				for i := 0; i < nb; i++ {
 					var d [4]float32
 					o := dst[i*mmQ80W:]
 					for r := 0; r < n; r++ {
-						blk := w[(r0+r)*rb+i*bs:]
+						blk := kBlock(w, x8, r0+r, i, nb, bs, tmp[:], unpackQ80)
 						d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk))
 						pos := chunkPos(r)
 						for c := 0; c < 4; c++ {
@@ -150,11 +150,10 @@ func mmTable(t table, k mmKernels) table {
 			})
 		}
 	}
-	t.q80mm = q80(quant.BlockQ8_0Size, func(blk []byte, c int) uint64 {
-		return binary.LittleEndian.Uint64(blk[2+8*c:])
-	})
+	q80chunk := func(blk []byte, c int) uint64 { return binary.LittleEndian.Uint64(blk[2+8*c:]) }
+	t.q80mm, t.q80x8mm = q80(quant.BlockQ8_0Size, false, q80chunk), q80(quant.BlockQ8_0Size, true, q80chunk)
 	// Q4_0 is Q8_0 with the quants (q&15)-8 (k < 16) and (q>>4)-8.
-	t.q40mm = q80(quant.BlockQ4_0Size, func(blk []byte, c int) uint64 {
+	t.q40mm = q80(quant.BlockQ4_0Size, false, func(blk []byte, c int) uint64 {
 		v := binary.LittleEndian.Uint64(blk[2+8*(c&1):])
 		if c >= 2 {
 			v >>= 4

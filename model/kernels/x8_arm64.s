@@ -4,7 +4,7 @@
 // arm64 assembler lacks, with its mnemonic in the comment (checked with
 // aarch64-linux-gnu-objdump). Registers R18, R26-R29 are never touched.
 //
-// One-token (decode) kernels for the interleaved Q4_K and Q6_K layouts of
+// One-token (decode) kernels for the interleaved Q4_K, Q6_K and Q8_0 layouts of
 // repack.go: each 16-byte weight register holds 4 consecutive quants of 4
 // rows, so one SDOT by element (the 4 activations of those k broadcast)
 // gives 16 products into the 4 rows' lanes, and the rows never need a
@@ -1108,4 +1108,60 @@ q6kx8DOTblk:
 	VST1.P [V28.S4, V29.S4], 32(R4)
 	SUBS $1, R3, R3
 	BNE q6kx8DOTgroup
+	RET
+
+// q80x8DOT(w *byte, a *quant.BlockQ8_0, nb, groups int, out *float32): Q8_0,
+// 8 rows per group: 16 SDOTs by element per block of 8 rows, one float
+// multiply-add per 4 rows.
+TEXT ·q80x8DOT(SB), NOSPLIT, $0-40
+	MOVD w+0(FP), R0
+	MOVD a+8(FP), R1
+	MOVD groups+24(FP), R3
+	MOVD out+32(FP), R4
+q80x8DOTgroup:
+	MOVD R1, R5
+	MOVD nb+16(FP), R6
+	VMOVI $0, V24.B16
+	VMOVI $0, V25.B16
+q80x8DOTblk:
+	VLD1.P 16(R0), [V16.H8]
+	VLD1.P 64(R0), [V0.B16, V1.B16, V2.B16, V3.B16]
+	VLD1.P 64(R0), [V4.B16, V5.B16, V6.B16, V7.B16]
+	VLD1.P 64(R0), [V8.B16, V9.B16, V10.B16, V11.B16]
+	VLD1.P 64(R0), [V12.B16, V13.B16, V14.B16, V15.B16]
+	VLD1R (R5), [V17.S4]
+	ADD $4, R5, R8
+	VLD1 (R8), [V18.B16, V19.B16]
+	VMOVI $0, V20.B16
+	VMOVI $0, V21.B16
+	WORD $0x4f92e014 // SDOT V20.4S, V0.16B, V18.4B[0]
+	WORD $0x4f92e035 // SDOT V21.4S, V1.16B, V18.4B[0]
+	WORD $0x4fb2e054 // SDOT V20.4S, V2.16B, V18.4B[1]
+	WORD $0x4fb2e075 // SDOT V21.4S, V3.16B, V18.4B[1]
+	WORD $0x4f92e894 // SDOT V20.4S, V4.16B, V18.4B[2]
+	WORD $0x4f92e8b5 // SDOT V21.4S, V5.16B, V18.4B[2]
+	WORD $0x4fb2e8d4 // SDOT V20.4S, V6.16B, V18.4B[3]
+	WORD $0x4fb2e8f5 // SDOT V21.4S, V7.16B, V18.4B[3]
+	WORD $0x4f93e114 // SDOT V20.4S, V8.16B, V19.4B[0]
+	WORD $0x4f93e135 // SDOT V21.4S, V9.16B, V19.4B[0]
+	WORD $0x4fb3e154 // SDOT V20.4S, V10.16B, V19.4B[1]
+	WORD $0x4fb3e175 // SDOT V21.4S, V11.16B, V19.4B[1]
+	WORD $0x4f93e994 // SDOT V20.4S, V12.16B, V19.4B[2]
+	WORD $0x4f93e9b5 // SDOT V21.4S, V13.16B, V19.4B[2]
+	WORD $0x4fb3e9d4 // SDOT V20.4S, V14.16B, V19.4B[3]
+	WORD $0x4fb3e9f5 // SDOT V21.4S, V15.16B, V19.4B[3]
+	WORD $0x4e21da94 // SCVTF V20.4S, V20.4S
+	WORD $0x4e21dab5 // SCVTF V21.4S, V21.4S
+	WORD $0x0e217a16 // FCVTL V22.4S, V16.4H
+	WORD $0x4e217a17 // FCVTL2 V23.4S, V16.8H
+	WORD $0x6e31ded6 // FMUL V22.4S, V22.4S, V17.4S
+	WORD $0x6e31def7 // FMUL V23.4S, V23.4S, V17.4S
+	VFMLA V22.S4, V20.S4, V24.S4
+	VFMLA V23.S4, V21.S4, V25.S4
+	ADD $36, R5, R5
+	SUBS $1, R6, R6
+	BNE q80x8DOTblk
+	VST1.P [V24.S4, V25.S4], 32(R4)
+	SUBS $1, R3, R3
+	BNE q80x8DOTgroup
 	RET

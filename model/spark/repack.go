@@ -43,8 +43,10 @@ func (m *Model) canInterleave(w *Weight) bool {
 		w.Cols%quant.QK_K == 0 && m.Config.HeadDim%kernels.Interleave == 0
 }
 
-// StartRepack starts interleaving, in the background, every Q4_K and Q6_K
-// matrix for which this CPU has an interleaved kernel (kernels.RepackPays),
+// StartRepack starts interleaving, in the background, every Q4_K, Q6_K and
+// Q8_0 matrix for which this CPU has an interleaved kernel
+// (kernels.RepackPays: Q4_K and Q6_K with AVX2, all three on arm64 with
+// dotprod),
 // whose matrix-vector products are about twice as fast (AVX2: time; arm64
 // dotprod and i8mm: instructions per decoded token, 822 M -> 460 M for the
 // 1.7B Q4_K_M file under qemu, docs/PERFORMANCE.md). On amd64 the other
@@ -63,7 +65,7 @@ func (m *Model) canInterleave(w *Weight) bool {
 // Calling it again, or after Preload, does nothing. Like Preload, it must
 // not run while an engine of the model is inside Eval.
 func (m *Model) StartRepack() (int64, error) {
-	if !kernels.RepackPays(quant.Q4_K) && !kernels.RepackPays(quant.Q6_K) {
+	if !kernels.RepackPays(quant.Q4_K) && !kernels.RepackPays(quant.Q6_K) && !kernels.RepackPays(quant.Q8_0) {
 		return 0, nil
 	}
 	return m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && kernels.RepackPays(w.Type) }, runtime.GOARCH != "arm64")

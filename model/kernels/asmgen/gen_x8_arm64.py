@@ -41,7 +41,7 @@ o.append("""//go:build !purego
 // arm64 assembler lacks, with its mnemonic in the comment (checked with
 // aarch64-linux-gnu-objdump). Registers R18, R26-R29 are never touched.
 //
-// One-token (decode) kernels for the interleaved Q4_K and Q6_K layouts of
+// One-token (decode) kernels for the interleaved Q4_K, Q6_K and Q8_0 layouts of
 // repack.go: each 16-byte weight register holds 4 consecutive quants of 4
 // rows, so one SDOT by element (the 4 activations of those k broadcast)
 // gives 16 products into the 4 rows' lanes, and the rows never need a
@@ -203,6 +203,34 @@ e("VFMLA V9.S4, V26.S4, V28.S4"); e("VFMLA V10.S4, V27.S4, V29.S4")
 e("ADD $1680, R0, R0"); e("ADD $292, R5, R5")
 e("SUBS $1, R6, R6"); e("BNE q6kx8DOTblk")
 epilog("q6kx8DOT", 28)
+
+# ---------------- Q8_0 ----------------
+# Group block (272 bytes): d[8] f16 at 0, then per step i < 8 32 bytes at
+# 16+32i: qs[4i:+4] of rows 0-3, then 4-7. Registers: V0-V15 the block's
+# weights (step i in V2i, V2i+1), V16 d, V17 D, V18/V19 the activations,
+# V20/V21 the block's integer sums, V22/V23 d*D, V24/V25 the results.
+o.append("""
+// q80x8DOT(w *byte, a *quant.BlockQ8_0, nb, groups int, out *float32): Q8_0,
+// 8 rows per group: 16 SDOTs by element per block of 8 rows, one float
+// multiply-add per 4 rows.
+TEXT ·q80x8DOT(SB), NOSPLIT, $0-40""")
+e("MOVD w+0(FP), R0"); e("MOVD a+8(FP), R1"); e("MOVD groups+24(FP), R3"); e("MOVD out+32(FP), R4")
+e("q80x8DOTgroup:")
+e("MOVD R1, R5"); e("MOVD nb+16(FP), R6"); zero(24, 25)
+e("q80x8DOTblk:")
+e("VLD1.P 16(R0), [V16.H8]")
+for q in range(4):
+    e(f"VLD1.P 64(R0), [V{4*q}.B16, V{4*q+1}.B16, V{4*q+2}.B16, V{4*q+3}.B16]")
+e("VLD1R (R5), [V17.S4]"); e("ADD $4, R5, R8"); e("VLD1 (R8), [V18.B16, V19.B16]")
+zero(20, 21)
+for i in range(8):
+    e(sdot_el(20, 2 * i, 18 + i // 4, i % 4)); e(sdot_el(21, 2 * i + 1, 18 + i // 4, i % 4))
+e(scvtf(20, 20)); e(scvtf(21, 21))
+e(fcvtl(22, 16)); e(fcvtl2(23, 16)); e(fmul(22, 22, 17)); e(fmul(23, 23, 17))
+e("VFMLA V22.S4, V20.S4, V24.S4"); e("VFMLA V23.S4, V21.S4, V25.S4")
+e("ADD $36, R5, R5")
+e("SUBS $1, R6, R6"); e("BNE q80x8DOTblk")
+epilog("q80x8DOT", 24)
 
 with open(os.path.join(OUT, "x8_arm64.s"), "w") as f:
     f.write("\n".join(o) + "\n")
