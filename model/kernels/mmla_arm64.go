@@ -133,6 +133,10 @@ func mmTable(t table, k mmKernels) table {
 			buf := packQ80Acts(a, b, nb)
 			defer mmPool.Put(buf)
 			mmla(rows, b, nb, mmQ80W, mmQ80A, *buf, out, ldo, k.q80, k.lanes, func(dst []byte, r0, n int) {
+				if x8 {
+					x8Pack(q80x8Pack0, q80x8Pack1, dst, w, r0, nb*bs, nb)
+					return
+				}
 				var tmp [quant.BlockQ8_0Size]byte
 				for i := 0; i < nb; i++ {
 					var d [4]float32
@@ -173,6 +177,10 @@ func mmTable(t table, k mmKernels) table {
 			buf := packQ8KActs(a, b, nb)
 			defer mmPool.Put(buf)
 			mmla(rows, b, nb, mmQ4KW, mmQ8KA, *buf, out, ldo, k.q4k, k.lanes, func(dst []byte, r0, n int) {
+				if x8 {
+					x8Pack(q4kx8Pack0, q4kx8Pack1, dst, w, r0, nb*bs, nb)
+					return
+				}
 				var tmp [quant.BlockQ4_KSize]byte
 				for i := 0; i < nb; i++ {
 					var sc, m [4][8]int32
@@ -224,6 +232,10 @@ func mmTable(t table, k mmKernels) table {
 			buf := packQ8KActs(a, b, nb)
 			defer mmPool.Put(buf)
 			mmla(rows, b, nb, mmQ6KW, mmQ8KA, *buf, out, ldo, k.q6k, k.lanes, func(dst []byte, r0, n int) {
+				if x8 {
+					x8Pack(q6kx8Pack0, q6kx8Pack1, dst, w, r0, nb*quant.BlockQ6_KSize, nb)
+					return
+				}
 				var tmp [quant.BlockQ6_KSize]byte
 				for i := 0; i < nb; i++ {
 					var sc [4][16]int32
@@ -266,6 +278,21 @@ const lo4 = 0x0F0F0F0F0F0F0F0F
 
 // chunkPos is where row (or token) r of a quad goes in a packed chunk.
 func chunkPos(r int) int { return 16*(r>>1) + 8*(r&1) }
+
+// x8Pack packs the weight quad of rows r0..r0+3 of an interleaved matrix
+// (rows of rb bytes, nb blocks) into dst with the assembly packer of its
+// half of the 8-row group (x8pack_arm64.s): no Go code per weight, where the
+// plain layout's packing costs more instructions than the kernel for short
+// batches.
+func x8Pack(pack0, pack1 func(dst, src *byte, nb int), dst, w []byte, r0, rb, nb int) {
+	g := r0 / Interleave * Interleave
+	src := w[g*rb : (g+Interleave)*rb]
+	if r0%Interleave == 0 {
+		pack0(&dst[0], &src[0], nb)
+	} else {
+		pack1(&dst[0], &src[0], nb)
+	}
+}
 
 // kBlock returns block i of row r of a K-quant matrix of nb blocks per row:
 // in place for the plain layout, unpacked into tmp for the interleaved one.
@@ -431,3 +458,24 @@ func q4kDOTmm(w, a *byte, nb int, c *float32)
 
 //go:noescape
 func q6kDOTmm(w, a *byte, nb int, c *float32)
+
+// The packers of x8pack_arm64.s: the weight quads of rows 0-3 (...0) or 4-7
+// (...1) of the 8-row group at src, nb blocks.
+
+//go:noescape
+func q80x8Pack0(dst, src *byte, nb int)
+
+//go:noescape
+func q80x8Pack1(dst, src *byte, nb int)
+
+//go:noescape
+func q4kx8Pack0(dst, src *byte, nb int)
+
+//go:noescape
+func q4kx8Pack1(dst, src *byte, nb int)
+
+//go:noescape
+func q6kx8Pack0(dst, src *byte, nb int)
+
+//go:noescape
+func q6kx8Pack1(dst, src *byte, nb int)
