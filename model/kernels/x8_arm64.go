@@ -4,9 +4,6 @@ package kernels
 
 import "github.com/droidgo/droidgo/model/quant"
 
-//go:generate python3 asmgen/gen_x8_arm64.py
-//go:generate python3 asmgen/gen_x8pack_arm64.py
-
 // x8DOT adds the one-token SDOT kernels for the interleaved Q4_K, Q6_K and
 // Q8_0 layouts (x8_arm64.s) to a table of the dotprod level or above, which
 // makes RepackPays true for the three types there.
