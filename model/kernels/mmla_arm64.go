@@ -279,6 +279,11 @@ const lo4 = 0x0F0F0F0F0F0F0F0F
 // chunkPos is where row (or token) r of a quad goes in a packed chunk.
 func chunkPos(r int) int { return 16*(r>>1) + 8*(r&1) }
 
+// plainPackedInGo: the matrix-matrix kernels' weight quads come from Go
+// code for the file layout and from the x8pack_arm64.s packers for the
+// interleaved one (PlainBatchSlower).
+const plainPackedInGo = true
+
 // x8Pack packs the weight quad of rows r0..r0+3 of an interleaved matrix
 // (rows of rb bytes, nb blocks) into dst with the assembly packer of its
 // half of the 8-row group (x8pack_arm64.s): no Go code per weight, where the
