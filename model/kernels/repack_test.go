@@ -155,7 +155,7 @@ func TestMatMulQ8_0x8(t *testing.T) {
 		r := rand.New(rand.NewPCG(29, 30))
 		lay := layouts[quant.Q8_0]
 		for _, mode := range []string{modeNormal, modeMax, modeExactD} {
-			for _, c := range []struct{ rows, nb, b int }{{24, 8 * 26, 1}, {8, 8, 1}, {16, 64, 5}, {8, 16, gemmMinTokens + 3}, {40, 8, 1}, {40, 24, 2*gemmMinTokens + 1}} {
+			for _, c := range []struct{ rows, nb, b int }{{24, 8 * 26, 1}, {8, 8, 1}, {16, 64, 5}, {8, 16, gemmMinTokens + 3}, {40, 8, 1}, {40, 24, 2*gemmMinTokens + 1}, {8, 16, 2 * gemmMinTokens}} {
 				w := makeWeights(r, lay, c.nb, c.rows, mode)
 				x := repacked(t, quant.Q8_0, w, c.rows, c.nb*32)
 				a := make([]quant.BlockQ8_0, 0, c.b*c.nb)

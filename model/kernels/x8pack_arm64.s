@@ -1635,3 +1635,46 @@ q6kx8Pack1blk:
 	SUBS $1, R2, R2
 	BNE q6kx8Pack1blk
 	RET
+
+// func q80ActQuad(dst *byte, a *quant.BlockQ8_0, stride, nb int): the
+// packed activation quads (mmla_arm64.go, 160 bytes per block) of 4 tokens
+// whose Q8_0 blocks start stride bytes apart: chunk c is k 8c..8c+7 of
+// tokens 0, 1 (one ZIP of 64-bit lanes), then 2, 3; then D as [a0 a1 a0 a1]
+// [a2 a3 a2 a3].
+TEXT ·q80ActQuad(SB), NOSPLIT, $0-32
+	MOVD dst+0(FP), R1
+	MOVD a+8(FP), R0
+	MOVD stride+16(FP), R3
+	MOVD nb+24(FP), R2
+	ADD R3, R0, R4
+	ADD R3, R4, R5
+	ADD R3, R5, R6
+q80ActQuadblk:
+	MOVWU.P 4(R0), R7
+	VLD1.P 32(R0), [V0.B16, V1.B16]
+	MOVWU.P 4(R4), R8
+	VLD1.P 32(R4), [V2.B16, V3.B16]
+	MOVWU.P 4(R5), R9
+	VLD1.P 32(R5), [V4.B16, V5.B16]
+	MOVWU.P 4(R6), R10
+	VLD1.P 32(R6), [V6.B16, V7.B16]
+	ORR R8<<32, R7, R7
+	ORR R10<<32, R9, R9
+	VMOV R7, V20.D[0]
+	VMOV R7, V20.D[1]
+	VMOV R9, V21.D[0]
+	VMOV R9, V21.D[1]
+	VZIP1 V2.D2, V0.D2, V8.D2
+	VZIP1 V6.D2, V4.D2, V9.D2
+	VZIP2 V2.D2, V0.D2, V10.D2
+	VZIP2 V6.D2, V4.D2, V11.D2
+	VZIP1 V3.D2, V1.D2, V12.D2
+	VZIP1 V7.D2, V5.D2, V13.D2
+	VZIP2 V3.D2, V1.D2, V14.D2
+	VZIP2 V7.D2, V5.D2, V15.D2
+	VST1.P [V8.B16, V9.B16, V10.B16, V11.B16], 64(R1)
+	VST1.P [V12.B16, V13.B16, V14.B16, V15.B16], 64(R1)
+	VST1.P [V20.B16, V21.B16], 32(R1)
+	SUBS $1, R2, R2
+	BNE q80ActQuadblk
+	RET

@@ -175,5 +175,30 @@ for h in range(2):
     e("ADD $1680, R0, R0"); e("ADD $1568, R1, R1")
     e("SUBS $1, R2, R2"); e(f"BNE {name}blk"); e("RET")
 
+# ---------------- Q8_0 activations: one full token quad ----------------
+o.append("""
+// func q80ActQuad(dst *byte, a *quant.BlockQ8_0, stride, nb int): the
+// packed activation quads (mmla_arm64.go, 160 bytes per block) of 4 tokens
+// whose Q8_0 blocks start stride bytes apart: chunk c is k 8c..8c+7 of
+// tokens 0, 1 (one ZIP of 64-bit lanes), then 2, 3; then D as [a0 a1 a0 a1]
+// [a2 a3 a2 a3].
+TEXT ·q80ActQuad(SB), NOSPLIT, $0-32""")
+e("MOVD dst+0(FP), R1"); e("MOVD a+8(FP), R0"); e("MOVD stride+16(FP), R3"); e("MOVD nb+24(FP), R2")
+e("ADD R3, R0, R4"); e("ADD R3, R4, R5"); e("ADD R3, R5, R6")
+e("q80ActQuadblk:")
+for t, R in enumerate(("R0", "R4", "R5", "R6")):
+    e(f"MOVWU.P 4({R}), R{7 + t}")
+    e(f"VLD1.P 32({R}), [V{2 * t}.B16, V{2 * t + 1}.B16]")
+e("ORR R8<<32, R7, R7"); e("ORR R10<<32, R9, R9")
+e("VMOV R7, V20.D[0]"); e("VMOV R7, V20.D[1]"); e("VMOV R9, V21.D[0]"); e("VMOV R9, V21.D[1]")
+for c in range(4):
+    z = "VZIP1" if c % 2 == 0 else "VZIP2"
+    h = c // 2
+    e(f"{z} V{2 + h}.D2, V{h}.D2, V{8 + 2 * c}.D2"); e(f"{z} V{6 + h}.D2, V{4 + h}.D2, V{9 + 2 * c}.D2")
+e("VST1.P [V8.B16, V9.B16, V10.B16, V11.B16], 64(R1)")
+e("VST1.P [V12.B16, V13.B16, V14.B16, V15.B16], 64(R1)")
+e("VST1.P [V20.B16, V21.B16], 32(R1)")
+e("SUBS $1, R2, R2"); e("BNE q80ActQuadblk"); e("RET")
+
 with open(os.path.join(OUT, "x8pack_arm64.s"), "w") as f:
     f.write("\n".join(x for x in o if x is not None) + "\n")
