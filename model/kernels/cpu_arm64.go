@@ -94,6 +94,7 @@ var neonTable = table{
 	axpy: func(alpha float32, x, y []float32) {
 		axpyNEON(alpha, &x[0], &y[0], len(x))
 	},
+	q80Quant: func(x []float32, y []quant.BlockQ8_0) { q80BlocksNEON(&x[0], &y[0], len(y)) },
 }
 
 // The assembly kernels process rows consecutive weight rows of nb blocks (or n
@@ -155,3 +156,6 @@ func q40NEON(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)
 
 //go:noescape
 func q80NEONx4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)
+
+//go:noescape
+func q80BlocksNEON(x *float32, y *quant.BlockQ8_0, nb int)

@@ -14,6 +14,7 @@ package kernels
 //go:generate python3 asmgen/gen_q40_arm64.py
 //go:generate python3 asmgen/gen_x8_arm64.py
 //go:generate python3 asmgen/gen_x8pack_arm64.py
+//go:generate python3 asmgen/gen_quant_arm64.py
 
 // amd64: the AMX tile kernels.
 //go:generate python3 asmgen/gen_amx.py
