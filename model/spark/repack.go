@@ -48,7 +48,7 @@ func (m *Model) canInterleave(w *Weight) bool {
 // (kernels.RepackPays: Q4_K and Q6_K with AVX2, all three on arm64 with
 // dotprod),
 // whose matrix-vector products are about twice as fast (AVX2: time; arm64
-// dotprod and i8mm: instructions per decoded token, 822 M -> 460 M for the
+// dotprod and i8mm: instructions per decoded token, 822 M -> 442 M for the
 // 1.7B Q4_K_M file under qemu, docs/PERFORMANCE.md). On amd64 the other
 // matrices of a file mapping are copied as they are, like Preload does, so
 // that all of them get huge pages (decoding Q8_0 measured ~15 % faster); on
