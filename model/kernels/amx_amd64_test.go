@@ -371,36 +371,3 @@ func BenchmarkAMXPeak(b *testing.B) {
 		})
 	}
 }
-
-// TestAMXGenerated: the unrolled AMX assembly files are what their
-// generators in testdata/amxgen write (run them after editing one).
-func TestAMXGenerated(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not installed: the generated AMX assembly is NOT checked against its generators")
-	}
-	gens, _ := filepath.Glob("testdata/amxgen/gen_*.py")
-	if len(gens) == 0 {
-		t.Fatal("no generators in testdata/amxgen")
-	}
-	dir := t.TempDir()
-	for _, g := range gens {
-		if out, err := exec.Command(py, g, dir).CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", g, err, out)
-		}
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.s"))
-	for _, f := range files {
-		want, err := os.ReadFile(filepath.Base(f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, _ := os.ReadFile(f)
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s differs from what its generator writes (rerun python3 testdata/amxgen/gen_*.py)", filepath.Base(f))
-		}
-	}
-	if len(files) != len(gens) {
-		t.Errorf("%d generators wrote %d files", len(gens), len(files))
-	}
-}

@@ -212,3 +212,7 @@ func q4kx8AVX2x4(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32, ldo i
 
 //go:noescape
 func q6kx8AVX2x4(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32, ldo int)
+
+// plainPackedInGo: the amd64 matrix-matrix kernels pack both layouts in
+// assembly (PlainBatchSlower).
+const plainPackedInGo = false

@@ -44,6 +44,7 @@ func archLevels() []level {
 		t.q40 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 			q40DOT(&w[0], &a[0], len(a), rows, &out[0])
 		}
+		t = x8DOT(t)
 		ls = append(ls, level{name: "dotprod", tab: dotprodMMTable(t)})
 		if cpu.ARM64.HasI8MM {
 			ls = append(ls, level{name: "i8mm", tab: i8mmTable(t)})
@@ -93,6 +94,7 @@ var neonTable = table{
 	axpy: func(alpha float32, x, y []float32) {
 		axpyNEON(alpha, &x[0], &y[0], len(x))
 	},
+	q80Quant: func(x []float32, y []quant.BlockQ8_0) { q80BlocksNEON(&x[0], &y[0], len(y)) },
 }
 
 // The assembly kernels process rows consecutive weight rows of nb blocks (or n
@@ -154,3 +156,6 @@ func q40NEON(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)
 
 //go:noescape
 func q80NEONx4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)
+
+//go:noescape
+func q80BlocksNEON(x *float32, y *quant.BlockQ8_0, nb int)

@@ -5,3 +5,6 @@ package kernels
 // archLevels: no assembly kernels on this architecture (or with the purego
 // build tag), so only the generic level exists.
 func archLevels() []level { return nil }
+
+// plainPackedInGo: no matrix-matrix kernels here (PlainBatchSlower).
+const plainPackedInGo = false

@@ -59,7 +59,12 @@ func PrefillBatch() int {
 // PlainBatchSlower reports whether batched products of plain Q4_K matrices
 // are slower than of interleaved ones at the current level: the
 // interleaved layout has batched kernels the plain one lacks (AVX2: about
-// half the speed), so a long prompt is worth repacking for first.
+// half the speed), or, on arm64, the same matrix-matrix kernels behind an
+// assembly packer where the plain layout is packed by Go code (see
+// docs/PERFORMANCE.md), so a long prompt is worth repacking for first.
 func PlainBatchSlower() bool {
+	if plainPackedInGo {
+		return cur.q4kx8mm != nil
+	}
 	return (cur.q4kx84 != nil || cur.q4kx8mm != nil) && cur.q4kmm == nil
 }

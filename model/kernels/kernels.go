@@ -80,12 +80,14 @@ type table struct {
 	q4kx84 func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int)
 	q6kx8  func(w []byte, rows int, a []quant.BlockQ8K, out []float32)
 	q6kx84 func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int)
+	q80x8  func(w []byte, rows int, a []quant.BlockQ8_0, out []float32)
 
 	// Matrix-matrix kernels for prefill (gemm.go): the whole batched product
 	// out[t*ldo+r] for b >= gemmMinTokens tokens, tiles of many tokens
 	// times groups of rows. nil means MatMul* tiles the one- and 4-token
 	// kernels above.
 	q80mm   gemmQ80
+	q80x8mm gemmQ80
 	q40mm   gemmQ80
 	q4kmm   gemmQ8K
 	q4kx8mm gemmQ8K

@@ -127,18 +127,22 @@ func tileLanes(group [4][2]uint8) (l [16]uint8) {
 
 func mmTable(t table, k mmKernels) table {
 	// chunk(blk, c) returns the 8 int8 weights k = 8c..8c+7 of a block.
-	q80 := func(bs int, chunk func(blk []byte, c int) uint64) gemmQ80 {
+	q80 := func(bs int, x8 bool, chunk func(blk []byte, c int) uint64) gemmQ80 {
 		return func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
 			nb := len(a) / b
-			rb := nb * bs
 			buf := packQ80Acts(a, b, nb)
 			defer mmPool.Put(buf)
 			mmla(rows, b, nb, mmQ80W, mmQ80A, *buf, out, ldo, k.q80, k.lanes, func(dst []byte, r0, n int) {
+				if x8 {
+					x8Pack(q80x8Pack0, q80x8Pack1, dst, w, r0, nb*bs, nb)
+					return
+				}
+				var tmp [quant.BlockQ8_0Size]byte
 				for i := 0; i < nb; i++ {
 					var d [4]float32
 					o := dst[i*mmQ80W:]
 					for r := 0; r < n; r++ {
-						blk := w[(r0+r)*rb+i*bs:]
+						blk := kBlock(w, x8, r0+r, i, nb, bs, tmp[:], unpackQ80)
 						d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk))
 						pos := chunkPos(r)
 						for c := 0; c < 4; c++ {
@@ -150,11 +154,10 @@ func mmTable(t table, k mmKernels) table {
 			})
 		}
 	}
-	t.q80mm = q80(quant.BlockQ8_0Size, func(blk []byte, c int) uint64 {
-		return binary.LittleEndian.Uint64(blk[2+8*c:])
-	})
+	q80chunk := func(blk []byte, c int) uint64 { return binary.LittleEndian.Uint64(blk[2+8*c:]) }
+	t.q80mm, t.q80x8mm = q80(quant.BlockQ8_0Size, false, q80chunk), q80(quant.BlockQ8_0Size, true, q80chunk)
 	// Q4_0 is Q8_0 with the quants (q&15)-8 (k < 16) and (q>>4)-8.
-	t.q40mm = q80(quant.BlockQ4_0Size, func(blk []byte, c int) uint64 {
+	t.q40mm = q80(quant.BlockQ4_0Size, false, func(blk []byte, c int) uint64 {
 		v := binary.LittleEndian.Uint64(blk[2+8*(c&1):])
 		if c >= 2 {
 			v >>= 4
@@ -174,6 +177,10 @@ func mmTable(t table, k mmKernels) table {
 			buf := packQ8KActs(a, b, nb)
 			defer mmPool.Put(buf)
 			mmla(rows, b, nb, mmQ4KW, mmQ8KA, *buf, out, ldo, k.q4k, k.lanes, func(dst []byte, r0, n int) {
+				if x8 {
+					x8Pack(q4kx8Pack0, q4kx8Pack1, dst, w, r0, nb*bs, nb)
+					return
+				}
 				var tmp [quant.BlockQ4_KSize]byte
 				for i := 0; i < nb; i++ {
 					var sc, m [4][8]int32
@@ -225,6 +232,10 @@ func mmTable(t table, k mmKernels) table {
 			buf := packQ8KActs(a, b, nb)
 			defer mmPool.Put(buf)
 			mmla(rows, b, nb, mmQ6KW, mmQ8KA, *buf, out, ldo, k.q6k, k.lanes, func(dst []byte, r0, n int) {
+				if x8 {
+					x8Pack(q6kx8Pack0, q6kx8Pack1, dst, w, r0, nb*quant.BlockQ6_KSize, nb)
+					return
+				}
 				var tmp [quant.BlockQ6_KSize]byte
 				for i := 0; i < nb; i++ {
 					var sc [4][16]int32
@@ -268,6 +279,26 @@ const lo4 = 0x0F0F0F0F0F0F0F0F
 // chunkPos is where row (or token) r of a quad goes in a packed chunk.
 func chunkPos(r int) int { return 16*(r>>1) + 8*(r&1) }
 
+// plainPackedInGo: the matrix-matrix kernels' weight quads come from Go
+// code for the file layout and from the x8pack_arm64.s packers for the
+// interleaved one (PlainBatchSlower).
+const plainPackedInGo = true
+
+// x8Pack packs the weight quad of rows r0..r0+3 of an interleaved matrix
+// (rows of rb bytes, nb blocks) into dst with the assembly packer of its
+// half of the 8-row group (x8pack_arm64.s): no Go code per weight, where the
+// plain layout's packing costs more instructions than the kernel for short
+// batches.
+func x8Pack(pack0, pack1 func(dst, src *byte, nb int), dst, w []byte, r0, rb, nb int) {
+	g := r0 / Interleave * Interleave
+	src := w[g*rb : (g+Interleave)*rb]
+	if r0%Interleave == 0 {
+		pack0(&dst[0], &src[0], nb)
+	} else {
+		pack1(&dst[0], &src[0], nb)
+	}
+}
+
 // kBlock returns block i of row r of a K-quant matrix of nb blocks per row:
 // in place for the plain layout, unpacked into tmp for the interleaved one.
 func kBlock(w []byte, x8 bool, r, i, nb, bs int, tmp []byte, unpack func(blk, gb []byte, r int)) []byte {
@@ -309,8 +340,16 @@ func mmla(rows, b, nb, wBlock, aBlock int, acts []byte, out []float32, ldo int, 
 func packQ80Acts(a []quant.BlockQ8_0, b, nb int) *[]byte {
 	nq := (b + 3) / 4
 	buf := getBuf(nq * nb * mmQ80A)
-	clear(*buf)
-	for tq := 0; tq < nq; tq++ {
+	// Whole quads in assembly (the Go loop below cost ~10 % of a Q8_0
+	// prefill: each worker packs the batch once per chunk of rows).
+	for tq := 0; tq < b/4; tq++ {
+		q80ActQuad(&(*buf)[tq*nb*mmQ80A], &a[4*tq*nb], nb*int(unsafe.Sizeof(a[0])), nb)
+	}
+	if b%4 == 0 {
+		return buf
+	}
+	clear((*buf)[b/4*nb*mmQ80A:])
+	for tq := b / 4; tq < nq; tq++ {
 		for i := 0; i < nb; i++ {
 			o := (*buf)[(tq*nb+i)*mmQ80A:]
 			var q [4][]int8
@@ -432,3 +471,27 @@ func q4kDOTmm(w, a *byte, nb int, c *float32)
 
 //go:noescape
 func q6kDOTmm(w, a *byte, nb int, c *float32)
+
+// The packers of x8pack_arm64.s: the weight quads of rows 0-3 (...0) or 4-7
+// (...1) of the 8-row group at src, nb blocks.
+
+//go:noescape
+func q80ActQuad(dst *byte, a *quant.BlockQ8_0, stride, nb int)
+
+//go:noescape
+func q80x8Pack0(dst, src *byte, nb int)
+
+//go:noescape
+func q80x8Pack1(dst, src *byte, nb int)
+
+//go:noescape
+func q4kx8Pack0(dst, src *byte, nb int)
+
+//go:noescape
+func q4kx8Pack1(dst, src *byte, nb int)
+
+//go:noescape
+func q6kx8Pack0(dst, src *byte, nb int)
+
+//go:noescape
+func q6kx8Pack1(dst, src *byte, nb int)

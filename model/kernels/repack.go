@@ -37,10 +37,17 @@ import (
 //	[144, 1680)  for half n < 2, step i < 8: 96 bytes at 144 + 768n + 96i:
 //	             row r's ql[64n+4i:+4] at +4r, ql[64n+32+4i:+4] at 32+4r,
 //	             qh[32n+4i:+4] at 64+4r
+//
+// Q8_0 group block (8 x 34 = 272 bytes), for block b (32 weights) of rows
+// 8g..8g+7 (arm64: one SDOT by element per 16 bytes, as for the K-quants):
+//
+//	[0, 16)      d of row 0..7 (f16)
+//	[16, 272)    for step i < 8: 32 bytes at 16 + 32i, row r's
+//	             qs[4i:4i+4] at +4r
 const Interleave = 8
 
 // Repackable reports whether t has an interleaved layout.
-func Repackable(t quant.Type) bool { return t == quant.Q4_K || t == quant.Q6_K }
+func Repackable(t quant.Type) bool { return t == quant.Q4_K || t == quant.Q6_K || t == quant.Q8_0 }
 
 // RepackPays reports whether the current instruction-set level has an
 // interleaved kernel for t, i.e. whether repacking a matrix of type t makes
@@ -52,6 +59,8 @@ func RepackPays(t quant.Type) bool {
 		return cur.q4kx8 != nil
 	case quant.Q6_K:
 		return cur.q6kx8 != nil
+	case quant.Q8_0:
+		return cur.q80x8 != nil
 	}
 	return false
 }
@@ -70,15 +79,18 @@ func Repack(t quant.Type, dst, src []byte, rows, cols int) error {
 	if len(src) != rows*rb || len(dst) != len(src) {
 		return fmt.Errorf("repack %v: %d x %d needs %d bytes, have %d in and %d out", t, rows, cols, rows*rb, len(src), len(dst))
 	}
-	bs, nb := t.TypeSize(), cols/quant.QK_K
+	bs := t.TypeSize()
+	nb := rb / bs
+	pack := packGroupQ6K
+	switch t {
+	case quant.Q4_K:
+		pack = packGroupQ4K
+	case quant.Q8_0:
+		pack = packGroupQ80
+	}
 	for g := 0; g < rows; g += Interleave {
 		for b := 0; b < nb; b++ {
-			gb := dst[(g*nb+b*Interleave)*bs : (g*nb+(b+1)*Interleave)*bs]
-			if t == quant.Q4_K {
-				packGroupQ4K(gb, src[g*rb+b*bs:], rb)
-			} else {
-				packGroupQ6K(gb, src[g*rb+b*bs:], rb)
-			}
+			pack(dst[(g*nb+b*Interleave)*bs:(g*nb+(b+1)*Interleave)*bs], src[g*rb+b*bs:], rb)
 		}
 	}
 	return nil
@@ -87,16 +99,52 @@ func Repack(t quant.Type, dst, src []byte, rows, cols int) error {
 // RepackedRow writes row r of the interleaved rows x cols matrix w back into
 // dst (t.RowSize(cols) bytes) in the plain layout.
 func RepackedRow(t quant.Type, dst, w []byte, r, cols int) {
-	bs, nb := t.TypeSize(), cols/quant.QK_K
+	bs := t.TypeSize()
+	nb := t.RowSize(cols) / bs
+	unpack := unpackFunc(t)
 	g, rr := r/Interleave*Interleave, r%Interleave
 	for b := 0; b < nb; b++ {
-		gb := w[(g*nb+b*Interleave)*bs : (g*nb+(b+1)*Interleave)*bs]
-		blk := dst[b*bs : (b+1)*bs]
-		if t == quant.Q4_K {
-			unpackQ4K(blk, gb, rr)
-		} else {
-			unpackQ6K(blk, gb, rr)
+		unpack(dst[b*bs:(b+1)*bs], w[(g*nb+b*Interleave)*bs:(g*nb+(b+1)*Interleave)*bs], rr)
+	}
+}
+
+// unpackFunc returns the function that writes one row's block of a group
+// block of t back in the plain layout.
+func unpackFunc(t quant.Type) func(blk, gb []byte, r int) {
+	switch t {
+	case quant.Q4_K:
+		return unpackQ4K
+	case quant.Q8_0:
+		return unpackQ80
+	}
+	return unpackQ6K
+}
+
+// packGroupQ80 is packGroupQ4K for Q8_0.
+func packGroupQ80(gb, src []byte, rb int) {
+	g := (*[8 * quant.BlockQ8_0Size]byte)(gb)
+	var blk [8]*[quant.BlockQ8_0Size]byte
+	for r := range blk {
+		blk[r] = (*[quant.BlockQ8_0Size]byte)(src[r*rb:])
+	}
+	for r, b := range blk {
+		g[2*r], g[2*r+1] = b[0], b[1]
+	}
+	for i := 0; i < 8; i++ {
+		for r, b := range blk {
+			*(*[4]byte)(g[16+32*i+4*r:]) = *(*[4]byte)(b[2+4*i:])
 		}
+	}
+}
+
+// unpackQ80 is unpackQ4K for Q8_0 (plain block: d, qs[32]).
+func unpackQ80(blk, gb []byte, r int) {
+	g := (*[8 * quant.BlockQ8_0Size]byte)(gb)
+	b := (*[quant.BlockQ8_0Size]byte)(blk)
+	r &= 7
+	b[0], b[1] = g[2*r], g[2*r+1]
+	for i := 0; i < 8; i++ {
+		*(*[4]byte)(b[2+4*i:]) = *(*[4]byte)(g[16+32*i+4*r:])
 	}
 }
 
@@ -221,6 +269,39 @@ func MatVecQ6Kx8(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
 	x8Generic(quant.Q6_K, w, rows, a, out)
 }
 
+// MatVecQ8_0x8 is MatVecQ8_0 for a matrix in the interleaved Q8_0 layout;
+// rows must be a multiple of Interleave.
+func MatVecQ8_0x8(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
+	checkX8("MatVecQ8_0x8", len(w), rows, len(a)*quant.BlockQ8_0Size, len(out))
+	if rows == 0 || len(a) == 0 {
+		clear(out[:rows])
+		return
+	}
+	if cur.q80x8 != nil {
+		cur.q80x8(w, rows, a, out)
+		return
+	}
+	// The reference on each row put back in the plain layout, so that the
+	// result is exactly the plain reference's (a sum of per-block calls
+	// would round differently where the compiler fuses its multiply-add).
+	nb := len(a)
+	row := make([]byte, nb*quant.BlockQ8_0Size)
+	for r := 0; r < rows; r++ {
+		RepackedRow(quant.Q8_0, row, w[r/Interleave*Interleave*len(row):], r%Interleave, nb*32)
+		out[r] = quant.DotQ8_0(row, a)
+	}
+}
+
+// MatMulQ8_0x8 is MatMulQ8_0 for a matrix in the interleaved Q8_0 layout.
+func MatMulQ8_0x8(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
+	if useGemm(cur.q80x8mm != nil, "MatMulQ8_0x8", len(w), rows, quant.BlockQ8_0Size, len(a), b, len(out), ldo) {
+		checkX8("MatMulQ8_0x8", len(w), rows, len(a)/b*quant.BlockQ8_0Size, rows)
+		cur.q80x8mm(w, rows, a, b, out, ldo)
+		return
+	}
+	matMulX8("MatMulQ8_0x8", w, rows, a, b, out, ldo, quant.BlockQ8_0Size, MatVecQ8_0x8, nil)
+}
+
 // MatMulQ4Kx8 is MatMulQ4K for a matrix in the interleaved Q4_K layout.
 func MatMulQ4Kx8(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 	if useGemm(cur.q4kx8mm != nil, "MatMulQ4Kx8", len(w), rows, quant.BlockQ4_KSize, len(a), b, len(out), ldo) {
@@ -242,7 +323,7 @@ func MatMulQ6Kx8(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, l
 }
 
 // matMulX8 is matMul over tiles of whole 8-row groups.
-func matMulX8(kind string, w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, blockBytes int, mv func([]byte, int, []quant.BlockQ8K, []float32), mv4 func([]byte, int, []quant.BlockQ8K, []float32, int)) {
+func matMulX8[A any](kind string, w []byte, rows int, a []A, b int, out []float32, ldo, blockBytes int, mv func([]byte, int, []A, []float32), mv4 func([]byte, int, []A, []float32, int)) {
 	if b <= 0 || len(a)%b != 0 || ldo < rows || (rows > 0 && len(out) < (b-1)*ldo+rows) {
 		panic(fmt.Sprintf("kernels: %s: %d activation blocks for %d tokens, %d rows, ldo %d, %d outputs", kind, len(a), b, rows, ldo, len(out)))
 	}

@@ -32,15 +32,17 @@ func repacked(t *testing.T, typ quant.Type, w []byte, rows, cols int) []byte {
 // Every row comes back byte for byte, and the layout really moves bytes.
 func TestRepackRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, k := range x8Kernels {
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+		k := struct{ typ quant.Type }{typ}
 		lay := layouts[k.typ]
 		for _, c := range []struct{ rows, nb int }{{8, 1}, {16, 3}, {24, 26}} {
-			w := makeWeights(r, lay, c.nb, c.rows, modeNormal)
+			// nb counts 256-weight blocks: Q8_0 rows have 8 blocks per one.
+			w := makeWeights(r, lay, c.nb*256/lay.n, c.rows, modeNormal)
 			x := repacked(t, k.typ, w, c.rows, c.nb*256)
 			if bytes.Equal(x, w) {
 				t.Fatalf("%v: repacked matrix equals the plain one", k.typ)
 			}
-			rb := c.nb * lay.bs
+			rb := c.nb * 256 / lay.n * lay.bs
 			row := make([]byte, rb)
 			for i := 0; i < c.rows; i++ {
 				RepackedRow(k.typ, row, x, i, c.nb*256)
@@ -59,7 +61,7 @@ func TestRepackRejectsBadShapes(t *testing.T) {
 		rows, cols int
 		dst        int
 	}{
-		{quant.Q8_0, 8, 256, len(src)},     // no interleaved layout
+		{quant.Q4_0, 8, 256, len(src)},     // no interleaved layout
 		{quant.Q4_K, 4, 512, len(src)},     // not a whole group
 		{quant.Q4_K, 8, 128, len(src)},     // not whole blocks
 		{quant.Q4_K, 8, 256, len(src) - 1}, // short destination
@@ -138,6 +140,51 @@ func TestMatMulX8(t *testing.T) {
 								t.Fatalf("%v x8: wrote into the output stride gap", k.typ)
 							}
 						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestMatMulQ8_0x8 is TestMatVecX8 and TestMatMulX8 for the interleaved
+// Q8_0 layout: one token (the decode kernel), a few (the one-token kernel per
+// token) and a batch for the matrix-matrix kernels, over several 8-row groups.
+func TestMatMulQ8_0x8(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(29, 30))
+		lay := layouts[quant.Q8_0]
+		for _, mode := range []string{modeNormal, modeMax, modeExactD} {
+			for _, c := range []struct{ rows, nb, b int }{{24, 8 * 26, 1}, {8, 8, 1}, {16, 64, 5}, {8, 16, gemmMinTokens + 3}, {40, 8, 1}, {40, 24, 2*gemmMinTokens + 1}, {8, 16, 2 * gemmMinTokens}} {
+				w := makeWeights(r, lay, c.nb, c.rows, mode)
+				x := repacked(t, quant.Q8_0, w, c.rows, c.nb*32)
+				a := make([]quant.BlockQ8_0, 0, c.b*c.nb)
+				for range c.b {
+					a = append(a, makeQ80(r, c.nb, mode)...)
+				}
+				ldo := c.rows + 3
+				out := make([]float32, c.b*ldo)
+				for i := range out {
+					out[i] = -7
+				}
+				if c.b == 1 {
+					MatVecQ8_0x8(x, c.rows, a, out[:c.rows+1])
+				} else {
+					MatMulQ8_0x8(x, c.rows, a, c.b, out, ldo)
+				}
+				rb := c.nb * lay.bs
+				for tok := 0; tok < c.b; tok++ {
+					at := a[tok*c.nb : (tok+1)*c.nb]
+					for i := 0; i < ldo; i++ {
+						if i >= c.rows {
+							if out[tok*ldo+i] != -7 {
+								t.Fatalf("Q8_0 x8 %s %+v: wrote past the rows", mode, c)
+							}
+							continue
+						}
+						row := w[i*rb : (i+1)*rb]
+						what := fmt.Sprintf("Q8_0 x8 %s rows=%d nb=%d b=%d token %d row %d", mode, c.rows, c.nb, c.b, tok, i)
+						check(t, what, out[tok*ldo+i], quant.DotQ8_0(row, at), magnitude(t, lay, row, q80Floats(at)), mode == modeExactD)
 					}
 				}
 			}

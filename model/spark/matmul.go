@@ -149,6 +149,10 @@ func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool,
 		case quant.BF16:
 			kernels.MatVecBF16(wd, rows, a.bf16, o)
 		case quant.Q8_0:
+			if w.x8 {
+				kernels.MatVecQ8_0x8(wd, rows, a.q80, o)
+				return
+			}
 			kernels.MatVecQ8_0(wd, rows, a.q80, o)
 		case quant.Q4_0:
 			kernels.MatVecQ4_0(wd, rows, a.q80, o)
@@ -178,6 +182,10 @@ func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool,
 	case quant.BF16:
 		kernels.MatMulBF16(wd, rows, a.bf16, B, o, ldo)
 	case quant.Q8_0:
+		if w.x8 {
+			kernels.MatMulQ8_0x8(wd, rows, a.q80, B, o, ldo)
+			return
+		}
 		kernels.MatMulQ8_0(wd, rows, a.q80, B, o, ldo)
 	case quant.Q4_0:
 		kernels.MatMulQ4_0(wd, rows, a.q80, B, o, ldo)

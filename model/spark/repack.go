@@ -3,6 +3,7 @@ package spark
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -42,14 +43,21 @@ func (m *Model) canInterleave(w *Weight) bool {
 		w.Cols%quant.QK_K == 0 && m.Config.HeadDim%kernels.Interleave == 0
 }
 
-// StartRepack starts interleaving, in the background, every Q4_K and Q6_K
-// matrix for which this CPU has an interleaved kernel (kernels.RepackPays),
-// whose matrix-vector products are about twice as fast; the other matrices
-// of a file mapping are copied as they are, like Preload does, so that all
-// of them get huge pages (decoding Q8_0 measured ~15 % faster). On CPUs
-// without interleaved kernels (arm64 today: phones, where anonymous memory
-// is the first thing the system reclaims) it does nothing. It returns the
-// bytes that will be moved (0: nothing to do) without waiting.
+// StartRepack starts interleaving, in the background, every Q4_K, Q6_K and
+// Q8_0 matrix for which this CPU has an interleaved kernel
+// (kernels.RepackPays: Q4_K and Q6_K with AVX2, all three on arm64 with
+// dotprod),
+// whose matrix-vector products are about twice as fast (AVX2: time; arm64
+// dotprod and i8mm: instructions per decoded token, 822 M -> 442 M for the
+// 1.7B Q4_K_M file under qemu, docs/PERFORMANCE.md). On amd64 the other
+// matrices of a file mapping are copied as they are, like Preload does, so
+// that all of them get huge pages (decoding Q8_0 measured ~15 % faster); on
+// arm64 they stay in the page cache: phones reclaim anonymous memory first
+// (zram, or killing the app) while clean file pages are simply dropped and
+// read back, so only what a kernel measurably gains from becomes anonymous.
+// On CPUs without interleaved kernels (arm64 without dotprod) it does
+// nothing. It returns the bytes that will be moved (0: nothing to do)
+// without waiting.
 // The copy starts after the first forward pass of an engine (so that the
 // first token does not share the CPU with it), and each matrix is swapped
 // in by the next Eval once it is ready; the file pages are released as the
@@ -57,10 +65,10 @@ func (m *Model) canInterleave(w *Weight) bool {
 // Calling it again, or after Preload, does nothing. Like Preload, it must
 // not run while an engine of the model is inside Eval.
 func (m *Model) StartRepack() (int64, error) {
-	if !kernels.RepackPays(quant.Q4_K) && !kernels.RepackPays(quant.Q6_K) {
+	if !kernels.RepackPays(quant.Q4_K) && !kernels.RepackPays(quant.Q6_K) && !kernels.RepackPays(quant.Q8_0) {
 		return 0, nil
 	}
-	return m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && kernels.RepackPays(w.Type) }, true)
+	return m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && kernels.RepackPays(w.Type) }, runtime.GOARCH != "arm64")
 }
 
 // kickAfter is how long a background repack waits for the first forward

@@ -24,7 +24,7 @@ func TestBackgroundRepack(t *testing.T) {
 		if isa != "generic" {
 			tol0, tol = 1e-4, 0.5 // as TestBatchingIsExact
 		}
-		for _, typ := range []string{"q4_k_m", "q6_k"} {
+		for _, typ := range []string{"q4_k_m", "q6_k", "q8_0"} {
 			m1 := randomModel(t, "gqa", typ, 7)
 			toks := randomTokens(24, m1.Config.Vocab, 8)
 			V := m1.Config.Vocab
@@ -60,7 +60,7 @@ func TestBackgroundRepack(t *testing.T) {
 					t.Fatalf("%s %s: position %d differs by %g", isa, typ, i, d)
 				}
 			}
-			if want := typ == "q6_k"; m2.Embed.x8 != want || m2.Output.x8 != want || &m2.Embed.Data[0] == embed || &m2.Output.Data[0] != &m2.Embed.Data[0] {
+			if want := typ != "q4_k_m"; m2.Embed.x8 != want || m2.Output.x8 != want || &m2.Embed.Data[0] == embed || &m2.Output.Data[0] != &m2.Embed.Data[0] {
 				t.Errorf("%s: embedding not moved (interleaved: %v) or the tied head not with it", typ, m2.Embed.x8)
 			}
 			if !m2.Layers[3].FFNUp.x8 {
