@@ -12,7 +12,7 @@
 // usage: arm64-llama BINS_DIR MODEL.gguf PP TG REPS THREADS
 //
 // On stderr it names the CPU variant ggml's backend scoring loaded and the
-// address range of each mapped ggml/llama library (hot blocks reported by
+// address range of each mapped library (hot blocks reported by
 // address are mapped back to a library offset with it).
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +33,12 @@ static void quiet(enum ggml_log_level level, const char *text, void *data) {
 	if (level >= GGML_LOG_LEVEL_ERROR) fputs(text, stderr);
 }
 
+static bool no_progress(float p, void *data) {
+	(void)p;
+	(void)data;
+	return true;
+}
+
 static uint32_t rng = 1;
 
 static llama_token rnd_tok(int nv) {
@@ -40,7 +46,7 @@ static llama_token rnd_tok(int nv) {
 	return (llama_token)((rng >> 8) % (uint32_t)nv);
 }
 
-// maps prints the executable mappings of the ggml and llama libraries as
+// maps prints the executable mappings of files (the libraries) as
 // "map START-END OFFSET PATH"; qemu-user emulates /proc/self/maps for the
 // guest, so these are guest addresses as the TCG plugins see them.
 static void maps(void) {
@@ -51,7 +57,7 @@ static void maps(void) {
 		char range[64], perms[8], off[32], dev[16], path[768] = "";
 		unsigned long inode;
 		if (sscanf(line, "%63s %7s %31s %15s %lu %767s", range, perms, off, dev, &inode, path) < 6) continue;
-		if (perms[2] != 'x' || (!strstr(path, "libggml") && !strstr(path, "libllama"))) continue;
+		if (perms[2] != 'x' || path[0] != '/') continue;
 		fprintf(stderr, "map %s %s %s\n", range, off, path);
 		const char *b = strrchr(path, '/');
 		b = b ? b + 1 : path;
@@ -76,6 +82,7 @@ int main(int argc, char **argv) {
 
 	struct llama_model_params mp = llama_model_default_params();
 	mp.n_gpu_layers = 0;
+	mp.progress_callback = no_progress;
 	struct llama_model *m = llama_model_load_from_file(argv[2], mp);
 	if (!m) die("cannot load the model");
 	int nv = llama_vocab_n_tokens(llama_model_get_vocab(m));

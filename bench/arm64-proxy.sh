@@ -3,8 +3,9 @@
 # droidgo's linux/arm64 build and llama.cpp's arm64 build (npm's
 # @node-llama-cpp/linux-arm64 3.22.1, driven by bench/arm64-llama.c) execute
 # per token for prefill and decode of the same GGUF under qemu-aarch64 (TCG
-# plugins libbb and libhotblocks, built from Debian's qemu source package),
-# then estimates the cycles of the hottest translation blocks of each with
+# plugins: qemu's libbb for the total, and the project's bench/arm64-blocks.c
+# for the blocks, both built against Debian's qemu source package), then
+# estimates the cycles of the hottest translation blocks of each with
 # llvm-mca's models of real cores.
 #
 # usage: bench/arm64-proxy.sh [-m MODEL.gguf]... [-c CPU] [-p 64] [-n 4]
@@ -17,8 +18,11 @@
 #   -n  decode tokens counted (default 4)
 #   -s  droidgo checkout to build linux/arm64 from (default: this one; it
 #       is only read)
+#   -g  build that commit of -s (git archive into OUTDIR) instead of its
+#       work tree, e.g. -g HEAD to leave uncommitted changes out
 #   -M  llvm-mca cores (default "cortex-x925 cortex-x4 neoverse-v2")
-#   -H  hot blocks per run given to llvm-mca (default 20, at most 20)
+#   -H  at most this many hot blocks per run go to llvm-mca (default 60;
+#       fewer when they already cover 97% of the run's work)
 # environment:
 #   DROIDGO        a linux/arm64 droidgo binary instead of building one
 #   LLAMA_VARIANT  e.g. armv8.6_1: offer ggml only that CPU variant
@@ -26,6 +30,10 @@
 #   PROXY_CACHE    downloads and builds (default ~/.cache/droidgo-arm64-proxy)
 #   QEMU_SRC       an unpacked qemu source tree matching the installed
 #                  qemu-user, instead of `apt-get source qemu`
+#   LLAMA_RUNS     an earlier OUTDIR whose llama.cpp runs are reused when
+#                  they were made with the same -cpu, -p, -n, model and
+#                  LLAMA_VARIANT (llama.cpp does not change between runs;
+#                  saves half the time when only droidgo changed)
 #
 # How a count per token is made (each run is one qemu process, counted
 # whole by libbb, 1 thread each side, GOMAXPROCS=1):
@@ -41,15 +49,15 @@
 # so loading, llama.cpp's repacking at load, droidgo's first-token step and
 # background repack, and process start-up cancel.
 #
-# Cycle estimates: libhotblocks lists the 20 translation blocks executed
-# most often in the prefill and decode runs; each block's instructions
+# Cycle estimates: arm64-blocks lists the translation blocks that executed
+# the most instructions in each run; each block's instructions
 # (disassembled from the binary or the mapped library at the address qemu
 # ran) go to llvm-mca per core, and cycles/token = (sum of block cycles x
 # executions) / (sum of block insns x executions) x insns/token, i.e. the
 # hot blocks' cycles per instruction applied to the whole count. The
-# coverage column says which fraction of the run's instructions those
-# blocks are. Blocks the base run executes as often (loading, repacking)
-# are not the workload's: their base executions are subtracted.
+# coverage column says which fraction of the measured work's instructions
+# those blocks are. Each block's executions in the base run (loading,
+# repacking, the base's own tokens) are subtracted first.
 # What the proxy ignores: caches, memory bandwidth and latency, clocks,
 # branch prediction across blocks, SVE vector lengths above 128 bits,
 # and the cost of the instructions outside the hot blocks beyond their
@@ -59,18 +67,18 @@ set -euo pipefail
 die() { echo "arm64-proxy.sh: $*" >&2; exit 2; }
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-MODELS=() CPU="max,sve-default-vector-length=16" P=64 N=4 SRC=$ROOT OUT=""
-MCA_CPUS="cortex-x925 cortex-x4 neoverse-v2" HOT=20
-while getopts "m:c:p:n:s:o:M:H:" opt; do
+MODELS=() CPU="max,sve-default-vector-length=16" P=64 N=4 SRC=$ROOT OUT="" REV=""
+MCA_CPUS="cortex-x925 cortex-x4 neoverse-v2" HOT=60
+while getopts "m:c:p:n:s:g:o:M:H:" opt; do
 	case $opt in
 	m) MODELS+=("$OPTARG") ;; c) CPU=$OPTARG ;; p) P=$OPTARG ;; n) N=$OPTARG ;;
-	s) SRC=$OPTARG ;; o) OUT=$OPTARG ;; M) MCA_CPUS=$OPTARG ;; H) HOT=$OPTARG ;;
-	*) die "usage: bench/arm64-proxy.sh [-m MODEL.gguf]... [-c CPU] [-p 64] [-n 4] [-s SRC] [-o OUTDIR] [-M cpus] [-H 20]" ;;
+	s) SRC=$OPTARG ;; g) REV=$OPTARG ;; o) OUT=$OPTARG ;; M) MCA_CPUS=$OPTARG ;; H) HOT=$OPTARG ;;
+	*) die "usage: bench/arm64-proxy.sh [-m MODEL.gguf]... [-c CPU] [-p 64] [-n 4] [-s SRC] [-g COMMIT] [-o OUTDIR] [-M cpus] [-H 60]" ;;
 	esac
 done
 [[ $P =~ ^[0-9]+$ && $P -ge 1 && $P -le 512 ]] || die "-p must be 1 to 512"
 [[ $N =~ ^[0-9]+$ && $N -ge 1 && $N -le 256 ]] || die "-n must be 1 to 256"
-[[ $HOT =~ ^[0-9]+$ && $HOT -ge 1 && $HOT -le 20 ]] || die "-H must be 1 to 20"
+[[ $HOT =~ ^[0-9]+$ && $HOT -ge 1 && $HOT -le 300 ]] || die "-H must be 1 to 300"
 for m in "${MODELS[@]}"; do [[ -f $m ]] || die "model file $m does not exist"; done
 command -v python3 >/dev/null || die "python3 is needed"
 
@@ -99,10 +107,11 @@ QEMU=$(command -v qemu-aarch64) || die "qemu-aarch64 (Debian's dynamic qemu-user
 
 # 2. TCG plugins, built from the qemu source package of the installed qemu-user.
 QVER=$(dpkg-query -W -f='${Version}' qemu-user)
-PLUG=$CACHE/plugins-$QVER
-if [[ ! -f $PLUG/libbb.so || ! -f $PLUG/libhotblocks.so ]]; then
+QSRCVER=$(dpkg-query -W -f='${source:Version}' qemu-user) # without a binNMU's +bN
+PLUG=$CACHE/plugins-${QVER#*:}
+if [[ ! -f $PLUG/libbb.so || ! -f $PLUG/arm64-blocks.so || $ROOT/bench/arm64-blocks.c -nt $PLUG/arm64-blocks.so ]]; then
 	if [[ -z ${QEMU_SRC:-} ]]; then
-		QEMU_SRC=$(ls -d "$CACHE"/qemu-src-"$QVER"/qemu-*/ 2>/dev/null | head -1 || true)
+		QEMU_SRC=$(ls -d "$CACHE"/qemu-src-"${QSRCVER#*:}"/qemu-*/ 2>/dev/null | head -1 || true)
 		if [[ -z $QEMU_SRC ]]; then
 			if ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
 				# Debian's own archive as configured for binaries, as deb-src.
@@ -110,20 +119,20 @@ if [[ ! -f $PLUG/libbb.so || ! -f $PLUG/libhotblocks.so ]]; then
 				sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >/etc/apt/sources.list.d/debian-src.sources
 				apt-get update >"$OUT/apt-update.log" 2>&1 || die "apt-get update failed, see $OUT/apt-update.log"
 			fi
-			mkdir -p "$CACHE/qemu-src-$QVER"
-			log "apt-get source qemu=$QVER"
-			(cd "$CACHE/qemu-src-$QVER" && apt-get source -y "qemu=$QVER" >"$OUT/apt-source.log" 2>&1) ||
-				die "apt-get source qemu=$QVER failed, see $OUT/apt-source.log"
-			QEMU_SRC=$(ls -d "$CACHE"/qemu-src-"$QVER"/qemu-*/ | head -1)
+			mkdir -p "$CACHE/qemu-src-${QSRCVER#*:}"
+			log "apt-get source qemu=$QSRCVER"
+			(cd "$CACHE/qemu-src-${QSRCVER#*:}" && apt-get source -y "qemu=$QSRCVER" >"$OUT/apt-source.log" 2>&1) ||
+				die "apt-get source qemu=$QSRCVER failed, see $OUT/apt-source.log"
+			QEMU_SRC=$(ls -d "$CACHE"/qemu-src-"${QSRCVER#*:}"/qemu-*/ | head -1)
 		fi
 	fi
 	[[ -f $QEMU_SRC/tests/plugin/bb.c && -f $QEMU_SRC/include/qemu/qemu-plugin.h ]] || die "QEMU_SRC=$QEMU_SRC is not a qemu source tree"
 	mkdir -p "$PLUG"
-	for p in tests/plugin/bb.c contrib/plugins/hotblocks.c; do
-		# shellcheck disable=SC2046
-		gcc -shared -fPIC -O2 -o "$PLUG/lib$(basename "$p" .c).so" "$QEMU_SRC/$p" -I "$QEMU_SRC/include/qemu" \
-			$(pkg-config --cflags --libs glib-2.0) || die "building the qemu plugin $p failed"
-	done
+	# shellcheck disable=SC2046
+	gcc -shared -fPIC -O2 -o "$PLUG/libbb.so" "$QEMU_SRC/tests/plugin/bb.c" -I "$QEMU_SRC/include/qemu" \
+		$(pkg-config --cflags --libs glib-2.0) || die "building qemu's bb plugin failed"
+	gcc -shared -fPIC -O2 -Wall -o "$PLUG/arm64-blocks.so" "$ROOT/bench/arm64-blocks.c" -I "$QEMU_SRC/include/qemu" -lpthread ||
+		die "building bench/arm64-blocks.c failed"
 fi
 
 # 3. llama.cpp's arm64 build and the headers of the same release (node-llama-cpp
@@ -156,10 +165,20 @@ if [[ -n ${LLAMA_VARIANT:-} ]]; then
 fi
 
 # 4. droidgo for linux/arm64, and models.
+SRCDESC="$SRC at $(git -C "$SRC" log -1 --format='%h' 2>/dev/null || echo '?')$( [[ -n $(git -C "$SRC" status --porcelain 2>/dev/null) ]] && echo ' + uncommitted changes')"
 if [[ -z ${DROIDGO:-} ]]; then
 	DROIDGO=$OUT/droidgo-arm64
-	log "building droidgo (linux/arm64) from $SRC at $(git -C "$SRC" log -1 --format='%h %s' 2>/dev/null || echo '?')"
-	(cd "$SRC" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -o "$DROIDGO" ./cmd/droidgo) || die "building droidgo from $SRC failed"
+	BUILD=$SRC
+	if [[ -n $REV ]]; then
+		BUILD=$OUT/src
+		rm -rf "$BUILD" && mkdir -p "$BUILD"
+		git -C "$SRC" archive "$REV" | tar -x -C "$BUILD" || die "git archive $REV of $SRC failed"
+		SRCDESC="$SRC at $(git -C "$SRC" rev-parse --short "$REV")"
+	fi
+	log "building droidgo (linux/arm64) from $SRCDESC"
+	(cd "$BUILD" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -o "$DROIDGO" ./cmd/droidgo) || die "building droidgo from $SRCDESC failed"
+else
+	SRCDESC="the binary $DROIDGO"
 fi
 if ((${#MODELS[@]} == 0)); then
 	for t in q4_k_m q8_0; do
@@ -179,7 +198,7 @@ qrun() { # name, then the guest command line
 	shift
 	local t0=$SECONDS
 	GOMAXPROCS=1 nice -n 10 "$QEMU" -L /usr/aarch64-linux-gnu -cpu "$CPU" \
-		-plugin "$PLUG/libbb.so,inline=on" -plugin "$PLUG/libhotblocks.so,inline=on" \
+		-plugin "$PLUG/libbb.so,inline=on" -plugin "$PLUG/arm64-blocks.so,top=300" \
 		-d plugin -D "$OUT/$name.plugin" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" ||
 		die "run $name failed, see $OUT/$name.err"
 	log "$name: $(grep -o 'insns: [0-9]*' "$OUT/$name.plugin") in $((SECONDS - t0)) s"
@@ -187,7 +206,7 @@ qrun() { # name, then the guest command line
 echo "date $(date -u +%FT%TZ)" >"$OUT/meta"
 echo "host $(uname -srm), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" >>"$OUT/meta"
 echo "qemu $("$QEMU" --version | head -1) ($QVER), -cpu $CPU" >>"$OUT/meta"
-echo "droidgo $DROIDGO $(git -C "$SRC" log -1 --format='%h' 2>/dev/null || echo '?')" >>"$OUT/meta"
+echo "droidgo $DROIDGO ($SRCDESC)" >>"$OUT/meta"
 echo "llama $LLBIN $BINS" >>"$OUT/meta"
 echo "P $P N $N" >>"$OUT/meta"
 cases=()
@@ -200,10 +219,17 @@ for m in "${MODELS[@]}"; do
 	qrun "$c.droidgo.base" "${dg[@]}" -p 0 -n 1
 	qrun "$c.droidgo.decode" "${dg[@]}" -p 0 -n $((N + 1))
 	qrun "$c.droidgo.prefill" "${dg[@]}" -p "$P" -n 1
+	key="$(realpath "$m") $CPU $P $N ${LLAMA_VARIANT:-}"
+	if [[ -n ${LLAMA_RUNS:-} && -f $LLAMA_RUNS/$c.llama.key && $(cat "$LLAMA_RUNS/$c.llama.key") == "$key" ]]; then
+		log "$c: llama.cpp runs reused from $LLAMA_RUNS"
+		cp "$LLAMA_RUNS/$c".llama.* "$OUT/"
+		continue
+	fi
 	log "$c: llama.cpp"
 	qrun "$c.llama.base" "$LLBIN" "$LLBINS" "$m" 0 1 2 1
 	qrun "$c.llama.decode" "$LLBIN" "$LLBINS" "$m" 0 $((N + 1)) 2 1
 	qrun "$c.llama.prefill" "$LLBIN" "$LLBINS" "$m" "$P" 1 2 1
+	echo "$key" >"$OUT/$c.llama.key"
 done
 
 # 6. Counts, hot blocks, llvm-mca, the table.

@@ -26,8 +26,8 @@ def plugin(run):
     m = re.search(r'insns: (\d+)', text)
     if not m:
         sys.exit(f'arm64_proxy.py: no instruction count in {run}.plugin')
-    blocks = [(int(a, 16), int(i), int(e)) for a, _, i, e in
-              re.findall(r'^0x([0-9a-f]+), (\d+), (\d+), (\d+)$', text, re.M)]
+    blocks = [(int(a, 16), int(i), int(e)) for a, i, e in
+              re.findall(r'^blk 0x([0-9a-f]+) (\d+) (\d+)$', text, re.M)]
     return int(m.group(1)), blocks
 
 
@@ -71,16 +71,25 @@ def disasm(path, vaddr, n):
     return fn, body
 
 
+mca_cache = {}
+
+
 def cycles(body, cpu, tag):
     """llvm-mca's cycles per iteration of a block (None when it cannot model it)."""
     if not body:
         return 0.0
+    key = (tuple(body), cpu)
+    if key in mca_cache:
+        return mca_cache[key]
     f = os.path.join(out, 'mca-' + tag + '.s')
     open(f, 'w').write('\n'.join(body) + '\n')
     r = subprocess.run([mca, '-mtriple=aarch64', f'-mcpu={cpu}', f'-mattr={MATTR}', '-iterations=100', f],
                        capture_output=True, text=True)
     m = re.search(r'^Total Cycles:\s+(\d+)', r.stdout, re.M)
-    return int(m.group(1)) / 100 if m else None
+    mca_cache[key] = int(m.group(1)) / 100 if m else None
+    if m:
+        os.remove(f)
+    return mca_cache[key]
 
 
 def hotblocks(case, side, phase):
@@ -89,11 +98,13 @@ def hotblocks(case, side, phase):
     _, base = plugin(f'{case}.{side}.base')
     basex = {(a, i): e for a, i, e in base}
     mp = maps(f'{case}.{side}.{phase}') if side == 'llama' else []
-    res = []
-    for k, (a, i, e) in enumerate(blocks[:hot]):
-        work = e - basex.get((a, i), 0)
-        if work <= 0:
-            continue
+    total = plugin(f'{case}.{side}.{phase}')[0] - plugin(f'{case}.{side}.base')[0]
+    ranked = sorted(((a, i, e - basex.get((a, i), 0)) for a, i, e in blocks), key=lambda b: -b[1] * b[2])
+    res, done = [], 0
+    for k, (a, i, work) in enumerate(ranked):
+        if work <= 0 or len(res) >= hot or done >= 0.97 * total:
+            break
+        done += i * work
         if side == 'droidgo':
             path, va = droidgo_bin, a
         else:
@@ -138,6 +149,10 @@ for case in cases:
             sr[phase + '_coverage'] = covered / work_insns if work_insns > 0 else 0
             sr[phase + '_hot'] = hb
             hotmd.append(f'\n### {case} {side} {phase} (work: {work_insns:,} instructions)\n')
+            byfn = {}
+            for b in hb:
+                byfn[b['fn']] = byfn.get(b['fn'], 0) + b['insns'] * b['execs']
+            hotmd.append('By function: ' + '; '.join(f'`{f}` {v / work_insns:.1%}' for f, v in sorted(byfn.items(), key=lambda x: -x[1]) if work_insns > 0 and v / work_insns >= 0.005) + '\n')
             hotmd.append('| block | function | insns | executions | share | ' + ' | '.join(f'{c} cyc' for c in cpus) + ' |')
             hotmd.append('|---|---|---|---|---|' + '---|' * len(cpus))
             for b in hb:
@@ -151,6 +166,7 @@ json.dump(results, open(os.path.join(out, 'results.json'), 'w'), indent=1)
 open(os.path.join(out, 'hot.md'), 'w').write('\n'.join(hotmd) + '\n')
 
 print(f"{meta['date']}; {meta['qemu']}; host {meta['host']}")
+print(f"droidgo {meta['droidgo'].split(' ', 1)[1]}; llama.cpp 3.22.1 (npm @node-llama-cpp/linux-arm64)")
 print(f"prefill: {P}-token prompts; decode: positions 1..{N}; 1 thread")
 print()
 print('| case | droidgo kernels | llama.cpp variant | phase | droidgo insns/token | llama.cpp insns/token | ratio |')
