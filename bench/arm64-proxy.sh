@@ -64,7 +64,8 @@
 # count.
 set -euo pipefail
 
-die() { echo "arm64-proxy.sh: $*" >&2; exit 2; }
+die() { echo "arm64-proxy.sh: $*" >&2; exit 2; }  # usage errors
+fail() { echo "arm64-proxy.sh: $*" >&2; exit 1; } # a step failed
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MODELS=() CPU="max,sve-default-vector-length=16" P=64 N=4 SRC=$ROOT OUT="" REV=""
@@ -80,7 +81,7 @@ done
 [[ $N =~ ^[0-9]+$ && $N -ge 1 && $N -le 256 ]] || die "-n must be 1 to 256"
 [[ $HOT =~ ^[0-9]+$ && $HOT -ge 1 && $HOT -le 300 ]] || die "-H must be 1 to 300"
 for m in "${MODELS[@]}"; do [[ -f $m ]] || die "model file $m does not exist"; done
-command -v python3 >/dev/null || die "python3 is needed"
+command -v python3 >/dev/null || fail "python3 is needed"
 
 CACHE=${PROXY_CACHE:-$HOME/.cache/droidgo-arm64-proxy}
 mkdir -p "$CACHE"
@@ -100,10 +101,10 @@ for cmd in npm git; do command -v $cmd >/dev/null || need+=("$cmd"); done
 if ((${#need[@]})); then
 	log "apt-get install ${need[*]}"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}" >"$OUT/apt.log" 2>&1 ||
-		die "apt-get install ${need[*]} failed, see $OUT/apt.log"
+		fail "apt-get install ${need[*]} failed, see $OUT/apt.log"
 fi
 MCA=/usr/lib/llvm-19/bin/llvm-mca
-QEMU=$(command -v qemu-aarch64) || die "qemu-aarch64 (Debian's dynamic qemu-user) is missing"
+QEMU=$(command -v qemu-aarch64) || fail "qemu-aarch64 (Debian's dynamic qemu-user) is missing"
 
 # 2. TCG plugins, built from the qemu source package of the installed qemu-user.
 QVER=$(dpkg-query -W -f='${Version}' qemu-user)
@@ -115,24 +116,24 @@ if [[ ! -f $PLUG/libbb.so || ! -f $PLUG/arm64-blocks.so || $ROOT/bench/arm64-blo
 		if [[ -z $QEMU_SRC ]]; then
 			if ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
 				# Debian's own archive as configured for binaries, as deb-src.
-				[[ -f /etc/apt/sources.list.d/debian.sources ]] || die "no deb-src line for apt-get source qemu: add one, or set QEMU_SRC"
+				[[ -f /etc/apt/sources.list.d/debian.sources ]] || fail "no deb-src line for apt-get source qemu: add one, or set QEMU_SRC"
 				sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >/etc/apt/sources.list.d/debian-src.sources
-				apt-get update >"$OUT/apt-update.log" 2>&1 || die "apt-get update failed, see $OUT/apt-update.log"
+				apt-get update >"$OUT/apt-update.log" 2>&1 || fail "apt-get update failed, see $OUT/apt-update.log"
 			fi
 			mkdir -p "$CACHE/qemu-src-${QSRCVER#*:}"
 			log "apt-get source qemu=$QSRCVER"
 			(cd "$CACHE/qemu-src-${QSRCVER#*:}" && apt-get source -y "qemu=$QSRCVER" >"$OUT/apt-source.log" 2>&1) ||
-				die "apt-get source qemu=$QSRCVER failed, see $OUT/apt-source.log"
+				fail "apt-get source qemu=$QSRCVER failed, see $OUT/apt-source.log"
 			QEMU_SRC=$(ls -d "$CACHE"/qemu-src-"${QSRCVER#*:}"/qemu-*/ | head -1)
 		fi
 	fi
-	[[ -f $QEMU_SRC/tests/plugin/bb.c && -f $QEMU_SRC/include/qemu/qemu-plugin.h ]] || die "QEMU_SRC=$QEMU_SRC is not a qemu source tree"
+	[[ -f $QEMU_SRC/tests/plugin/bb.c && -f $QEMU_SRC/include/qemu/qemu-plugin.h ]] || fail "QEMU_SRC=$QEMU_SRC is not a qemu source tree"
 	mkdir -p "$PLUG"
 	# shellcheck disable=SC2046
 	gcc -shared -fPIC -O2 -o "$PLUG/libbb.so" "$QEMU_SRC/tests/plugin/bb.c" -I "$QEMU_SRC/include/qemu" \
-		$(pkg-config --cflags --libs glib-2.0) || die "building qemu's bb plugin failed"
+		$(pkg-config --cflags --libs glib-2.0) || fail "building qemu's bb plugin failed"
 	gcc -shared -fPIC -O2 -Wall -o "$PLUG/arm64-blocks.so" "$ROOT/bench/arm64-blocks.c" -I "$QEMU_SRC/include/qemu" -lpthread ||
-		die "building bench/arm64-blocks.c failed"
+		fail "building bench/arm64-blocks.c failed"
 fi
 
 # 3. llama.cpp's arm64 build and the headers of the same release (node-llama-cpp
@@ -143,7 +144,7 @@ if [[ ! -f $BINS/libllama.v0.5.0.so || ! -f $NLC/hdr/include/llama.h ]]; then
 	log "npm pack @node-llama-cpp/linux-arm64@3.22.1 node-llama-cpp@3.22.1"
 	rm -rf "$NLC" && mkdir -p "$NLC/arm64" "$NLC/src" "$NLC/hdr"
 	(cd "$NLC" && npm pack --silent @node-llama-cpp/linux-arm64@3.22.1 node-llama-cpp@3.22.1 >"$OUT/npm.log" 2>&1) ||
-		die "npm pack failed, see $OUT/npm.log"
+		fail "npm pack failed, see $OUT/npm.log"
 	tar xzf "$NLC/node-llama-cpp-linux-arm64-3.22.1.tgz" -C "$NLC/arm64"
 	tar xzf "$NLC/node-llama-cpp-3.22.1.tgz" -C "$NLC/src" package/llama/gitRelease.bundle
 	git clone -q --bare "$NLC/src/package/llama/gitRelease.bundle" "$NLC/bundle.git"
@@ -154,7 +155,7 @@ LLBIN=$CACHE/arm64-llama
 if [[ ! -x $LLBIN || $ROOT/bench/arm64-llama.c -nt $LLBIN ]]; then
 	aarch64-linux-gnu-gcc -O2 -std=gnu11 -Wall -Wextra -I "$NLC/hdr/include" -I "$NLC/hdr/ggml/include" \
 		"$ROOT/bench/arm64-llama.c" -o "$LLBIN" -L "$BINS" -l:libllama.v0.5.0.so -l:libggml.v0.5.0.so -l:libggml-base.so \
-		-Wl,-rpath,"$BINS" -Wl,-rpath-link,"$BINS" -Wl,-rpath-link,/usr/aarch64-linux-gnu/lib || die "building bench/arm64-llama.c failed"
+		-Wl,-rpath,"$BINS" -Wl,-rpath-link,"$BINS" -Wl,-rpath-link,/usr/aarch64-linux-gnu/lib || fail "building bench/arm64-llama.c failed"
 fi
 LLBINS=$BINS
 if [[ -n ${LLAMA_VARIANT:-} ]]; then
@@ -172,11 +173,11 @@ if [[ -z ${DROIDGO:-} ]]; then
 	if [[ -n $REV ]]; then
 		BUILD=$OUT/src
 		rm -rf "$BUILD" && mkdir -p "$BUILD"
-		git -C "$SRC" archive "$REV" | tar -x -C "$BUILD" || die "git archive $REV of $SRC failed"
+		git -C "$SRC" archive "$REV" | tar -x -C "$BUILD" || fail "git archive $REV of $SRC failed"
 		SRCDESC="$SRC at $(git -C "$SRC" rev-parse --short "$REV")"
 	fi
 	log "building droidgo (linux/arm64) from $SRCDESC"
-	(cd "$BUILD" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -o "$DROIDGO" ./cmd/droidgo) || die "building droidgo from $SRCDESC failed"
+	(cd "$BUILD" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go build -o "$DROIDGO" ./cmd/droidgo) || fail "building droidgo from $SRCDESC failed"
 else
 	SRCDESC="the binary $DROIDGO"
 fi
@@ -186,7 +187,7 @@ if ((${#MODELS[@]} == 0)); then
 		if [[ ! -f $f ]]; then
 			log "droidgo model make-random --arch-size 1.7b --type $t"
 			(cd "$ROOT" && go run ./cmd/droidgo model make-random --arch-size 1.7b --type "$t" --out "$f.tmp") && mv "$f.tmp" "$f" ||
-				die "making $f failed"
+				fail "making $f failed"
 		fi
 		MODELS+=("$f")
 	done
@@ -200,7 +201,7 @@ qrun() { # name, then the guest command line
 	GOMAXPROCS=1 nice -n 10 "$QEMU" -L /usr/aarch64-linux-gnu -cpu "$CPU" \
 		-plugin "$PLUG/libbb.so,inline=on" -plugin "$PLUG/arm64-blocks.so,top=300" \
 		-d plugin -D "$OUT/$name.plugin" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" ||
-		die "run $name failed, see $OUT/$name.err"
+		fail "run $name failed, see $OUT/$name.err"
 	log "$name: $(grep -o 'insns: [0-9]*' "$OUT/$name.plugin") in $((SECONDS - t0)) s"
 }
 echo "date $(date -u +%FT%TZ)" >"$OUT/meta"
