@@ -166,7 +166,8 @@ if [[ -n ${LLAMA_VARIANT:-} ]]; then
 fi
 
 # 4. droidgo for linux/arm64, and models.
-SRCDESC="$SRC at $(git -C "$SRC" log -1 --format='%h' 2>/dev/null || echo '?')$( [[ -n $(git -C "$SRC" status --porcelain 2>/dev/null) ]] && echo ' + uncommitted changes')"
+SRCDESC="$SRC at $(git -C "$SRC" log -1 --format='%h' 2>/dev/null || echo '?')"
+if [[ -n $(git -C "$SRC" status --porcelain 2>/dev/null || true) ]]; then SRCDESC+=" + uncommitted changes"; fi
 if [[ -z ${DROIDGO:-} ]]; then
 	DROIDGO=$OUT/droidgo-arm64
 	BUILD=$SRC
