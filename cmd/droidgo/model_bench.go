@@ -127,7 +127,7 @@ file's layout); the timed tests start once that is done.
 				return err
 			}
 			if _, took := m.RepackStats(); repacking > 0 && !jsonOut {
-				fmt.Fprintf(d.stderr, "moved %.0f MB of weights into huge pages in the background (Q4_K/Q6_K interleaved) in %.2f s\n", float64(repacking)/1e6, took.Seconds())
+				fmt.Fprintf(d.stderr, "moved %.0f MB of weights into huge pages in the background (the interleaved layouts) in %.2f s\n", float64(repacking)/1e6, took.Seconds())
 			}
 			pp := func() (float64, error) {
 				e.Reset()
