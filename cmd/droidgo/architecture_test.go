@@ -94,6 +94,7 @@ func TestArchitectureDoc(t *testing.T) {
 			t.Errorf("docs/ARCHITECTURE.md names `%s`, which the code no longer has", s)
 		}
 	}
+	t.Logf("%d names checked", checked)
 	if checked < 50 {
 		t.Fatalf("only %d names checked: the page or this test lost its way", checked)
 	}
