@@ -1,13 +1,9 @@
 package simulator
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -17,187 +13,6 @@ import (
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/fixtures"
 )
-
-// Info describes a scenario.
-type Info struct {
-	Name        string `json:"name"`
-	Task        string `json:"task"`
-	Description string `json:"description"`
-}
-
-// The JSON files of the scenario format. See fixtures/README.md.
-
-type scenarioJSON struct {
-	Task        string                         `json:"task"`
-	Description string                         `json:"description"`
-	Apps        []string                       `json:"apps"`
-	Home        string                         `json:"home"`
-	Start       string                         `json:"start"`
-	State       map[string]string              `json:"state"`
-	Lists       map[string][]map[string]string `json:"lists"`
-	Clock       string                         `json:"clock"`
-	Width       int                            `json:"width"`
-	Height      int                            `json:"height"`
-	Success     *successJSON                   `json:"success"`
-	Eval        *Meta                          `json:"eval"`
-}
-
-// Meta is what a benchmark needs to know about a scenario beyond its
-// success predicate (the "eval" object of scenario.json). The simulator
-// only checks it; droidgo eval uses it.
-type Meta struct {
-	// App names the app the task is about, for reports ("Settings").
-	App string `json:"app,omitempty"`
-	// Difficulty is "easy", "medium" or "hard".
-	Difficulty string `json:"difficulty,omitempty"`
-	// HumanSteps is how many actions a person needs.
-	HumanSteps int `json:"human_steps,omitempty"`
-	// Answer lists what the summary of task_complete must contain
-	// (ignoring case), for tasks whose result is information.
-	Answer []string `json:"answer,omitempty"`
-	// Infeasible marks a task that cannot be done on this phone: the
-	// right move is to stop and say so.
-	Infeasible bool `json:"infeasible,omitempty"`
-}
-
-type successJSON struct {
-	If      []string     `json:"if"`
-	Screen  string       `json:"screen"`
-	App     string       `json:"app"`
-	ListHas *listHasJSON `json:"list_has"`
-}
-
-type listHasJSON struct {
-	List string            `json:"list"`
-	Item map[string]string `json:"item"`
-}
-
-type appJSON struct {
-	Label   string                         `json:"label"`
-	Package string                         `json:"package"`
-	Aliases []string                       `json:"aliases"`
-	Hidden  bool                           `json:"hidden"`
-	Launch  string                         `json:"launch"`
-	State   map[string]string              `json:"state"`
-	Lists   map[string][]map[string]string `json:"lists"`
-	Screens map[string]*screenJSON         `json:"screens"`
-}
-
-type systemJSON struct {
-	Package  string                 `json:"package"`
-	State    map[string]string      `json:"state"`
-	Overlays []*screenJSON          `json:"overlays"`
-	Screens  map[string]*screenJSON `json:"screens"`
-}
-
-type screenJSON struct {
-	File       string                  `json:"file"`
-	Focus      string                  `json:"focus"`
-	Fullscreen bool                    `json:"fullscreen"`
-	OnTap      []*handlerJSON          `json:"on_tap"`
-	OnLong     []*handlerJSON          `json:"on_long_press"`
-	Keys       map[string]*handlerJSON `json:"keys"`
-	Swipes     map[string]*handlerJSON `json:"swipes"`
-}
-
-type selectorJSON struct {
-	ID   string `json:"id"`
-	Text string `json:"text"`
-	Desc string `json:"desc"`
-}
-
-type handlerJSON struct {
-	Target     *selectorJSON     `json:"target"`
-	If         []string          `json:"if"`
-	Set        map[string]string `json:"set"`
-	Toggle     []string          `json:"toggle"`
-	ToggleItem string            `json:"toggle_item"`
-	Append     *listHasJSON      `json:"append"`
-	Focus      string            `json:"focus"`
-	Key        string            `json:"key"`
-	Go         string            `json:"go"`
-	Replace    string            `json:"replace"`
-	Back       bool              `json:"back"`
-	Home       bool              `json:"home"`
-	Open       string            `json:"open"`
-}
-
-// Loaded definitions.
-
-type appDef struct {
-	name    string
-	label   string
-	pkg     string
-	aliases []string
-	hidden  bool // no launcher entry: open_app does not know it
-	launch  *screenDef
-	screens map[string]*screenDef
-}
-
-type screenDef struct {
-	app        *appDef
-	id         string // "app:screen"
-	file       string
-	windows    []*tnode
-	focus      string
-	fullscreen bool
-	keys       map[string]*handler
-	swipes     map[string]*handler
-}
-
-type kv struct {
-	k string
-	v tmpl
-}
-
-type handler struct {
-	where      string // file and position, for messages
-	ifc        []cond
-	set        []kv
-	toggle     []string
-	toggleItem string
-	appendTo   string
-	appendItem []kv
-	focus      string
-	key        string
-	goTo       *screenDef
-	replace    *screenDef
-	back, home bool
-	open       *appDef
-	openT      *tmpl  // open templated from the tapped list entry's fields
-	itemList   string // the sim-each list of the node it is attached to
-}
-
-type scenario struct {
-	info      Info
-	meta      Meta
-	apps      []*appDef
-	home      *appDef
-	start     *screenDef
-	overlays  []*screenDef
-	vars      map[string]string
-	lists     map[string][]map[string]string
-	clock     int // minutes after midnight
-	w, h      int
-	success   successSpec
-	byPackage map[string]*appDef
-	byName    map[string]*appDef
-}
-
-// appsList is the built-in state list of the apps a launcher shows: one
-// entry per launchable app of the scenario (see launcherEntries).
-const appsList = "apps"
-
-// appsFields are the fields of an entry of appsList.
-var appsFields = []string{"name", "label", "package"}
-
-type successSpec struct {
-	ifc      []cond
-	screen   *screenDef
-	app      string
-	listName string
-	listItem map[string]string
-}
 
 // ErrUnknownScenario is wrapped by Load's error for a name that is no
 // shipped scenario (a usage error for the commands).
@@ -280,24 +95,15 @@ func scenarioNames(fsys fs.FS) ([]string, error) {
 	return names, nil
 }
 
-// decodeStrict decodes JSON and rejects unknown fields, so a typo in a
-// fixture is an error instead of a silently ignored setting.
-func decodeStrict(fsys fs.FS, file string, v any) error {
-	data, err := fs.ReadFile(fsys, file)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(v); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line := 1 + bytes.Count(data[:se.Offset], []byte("\n"))
-			return fmt.Errorf("%s:%d: malformed JSON: %w", file, line, err)
-		}
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	return nil
+// clockVar is the built-in variable of the status bar time. Templates
+// and conditions may read it; no file may declare, set or type into it.
+const clockVar = "clock"
+
+// reservedVar reports whether name cannot be declared as a state
+// variable: the built-in clock, and the names tap handlers define
+// (text, item.FIELD).
+func reservedVar(name string) bool {
+	return name == clockVar || name == "text" || strings.HasPrefix(name, "item.")
 }
 
 // loader holds what is being loaded and the declared variables.
@@ -306,13 +112,22 @@ type loader struct {
 	sc    *scenario
 	apps  map[string]*appDef
 	sys   *appDef
-	decl  map[string]bool // declared state variables
+	decl  map[string]bool // declared state variables (never clockVar)
 	lists map[string]bool // declared state lists
-	// pending handler targets to resolve once every app is loaded
-	fixups []func() error
+	// refs are the screens and apps handlers name, for resolve
+	refs []handlerRefs
 	// every handler, for the checks that need them all
 	handlers []*handler
 }
+
+// readable reports whether templates and conditions may read the
+// variable name: a declared one or the built-in clock.
+func (l *loader) readable(name string) bool { return l.decl[name] || name == clockVar }
+
+// settable reports whether handlers, the scenario's state and sim-input
+// may write the variable name: only declared ones (reservedVar keeps the
+// clock from being declared).
+func (l *loader) settable(name string) bool { return l.decl[name] }
 
 func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 	file := path.Join(dir, "scenario.json")
@@ -320,7 +135,7 @@ func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 	if err := decodeStrict(fsys, file, &sj); err != nil {
 		return nil, err
 	}
-	l := &loader{fsys: fsys, apps: map[string]*appDef{}, decl: map[string]bool{"clock": true}, lists: map[string]bool{appsList: true}}
+	l := &loader{fsys: fsys, apps: map[string]*appDef{}, decl: map[string]bool{}, lists: map[string]bool{appsList: true}}
 	sc := &scenario{
 		info:      Info{Name: path.Base(dir), Task: sj.Task, Description: sj.Description},
 		vars:      map[string]string{},
@@ -379,10 +194,8 @@ func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 	if err := l.loadSystem(); err != nil {
 		return nil, err
 	}
-	for _, f := range l.fixups {
-		if err := f(); err != nil {
-			return nil, err
-		}
+	if err := l.resolve(); err != nil {
+		return nil, err
 	}
 	home := sj.Home
 	if home == "" {
@@ -404,7 +217,7 @@ func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 		sc.start = s
 	}
 	for k, v := range sj.State {
-		if !l.decl[k] || k == "clock" {
+		if !l.settable(k) {
 			return nil, fmt.Errorf("%s: state: unknown variable %q (declare it in an app's state)", file, k)
 		}
 		sc.vars[k] = v
@@ -452,7 +265,7 @@ func (l *loader) loadSuccess(file string, s *successJSON) error {
 		return fmt.Errorf("%s: success: %w", file, err)
 	}
 	for _, c := range cs {
-		if !l.decl[c.name] {
+		if !l.readable(c.name) {
 			return fmt.Errorf("%s: success: condition %q names unknown variable %q", file, c.src, c.name)
 		}
 	}
@@ -506,7 +319,7 @@ func (l *loader) declareApp(name string) (*appJSON, error) {
 // declare adds the variables and lists a file declares.
 func (l *loader) declare(file string, state map[string]string, lists map[string][]map[string]string) error {
 	for k, v := range state {
-		if !isName(k) || strings.HasPrefix(k, "item.") || k == "text" || k == "clock" {
+		if !isName(k) || reservedVar(k) {
 			return fmt.Errorf("%s: state: %q cannot be a variable name", file, k)
 		}
 		if l.decl[k] {
@@ -662,7 +475,7 @@ func (l *loader) loadScreen(s *screenDef, dir, file string, sj *screenJSON, a *a
 				}
 			}
 			if n.input != "" {
-				if !l.decl[n.input] {
+				if !l.settable(n.input) {
 					bad = fmt.Errorf("%s: line %d: sim-input: unknown variable %q", s.file, n.line, n.input)
 					return
 				}
@@ -733,7 +546,7 @@ func (l *loader) checkRef(name string, n *tnode, inTemplate, tapped bool) error 
 	if name == "text" && tapped {
 		return nil
 	}
-	if !l.decl[name] {
+	if !l.readable(name) {
 		return fmt.Errorf("unknown variable %q", name)
 	}
 	return nil
@@ -832,7 +645,7 @@ func (l *loader) handler(s *screenDef, where string, hj *handlerJSON, node *tnod
 			if strings.HasPrefix(name, "item.") || name == "text" {
 				return fmt.Errorf("%q is only defined in tap handlers", name)
 			}
-			if !l.decl[name] {
+			if !l.readable(name) {
 				return fmt.Errorf("unknown variable %q", name)
 			}
 			return nil
@@ -854,7 +667,7 @@ func (l *loader) handler(s *screenDef, where string, hj *handlerJSON, node *tnod
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !l.decl[k] || k == "clock" {
+		if !l.settable(k) {
 			return nil, fmt.Errorf("%s: set: unknown variable %q", where, k)
 		}
 		t, err := parseTmpl(hj.Set[k])
@@ -869,7 +682,7 @@ func (l *loader) handler(s *screenDef, where string, hj *handlerJSON, node *tnod
 		h.set = append(h.set, kv{k, t})
 	}
 	for _, v := range hj.Toggle {
-		if !l.decl[v] || v == "clock" {
+		if !l.settable(v) {
 			return nil, fmt.Errorf("%s: toggle: unknown variable %q", where, v)
 		}
 	}
@@ -932,26 +745,9 @@ func (l *loader) handler(s *screenDef, where string, hj *handlerJSON, node *tnod
 			return nil, fmt.Errorf("%s: open %q: %w", where, hj.Open, err)
 		}
 	}
-	// Screen and app references may point at apps loaded later.
-	l.fixups = append(l.fixups, func() error {
-		var err error
-		if hj.Go != "" {
-			if h.goTo, err = l.screenRef(hj.Go, s.app); err != nil {
-				return fmt.Errorf("%s: go: %w", where, err)
-			}
-		}
-		if hj.Replace != "" {
-			if h.replace, err = l.screenRef(hj.Replace, s.app); err != nil {
-				return fmt.Errorf("%s: replace: %w", where, err)
-			}
-		}
-		if hj.Open != "" && h.openT == nil {
-			if h.open = l.apps[hj.Open]; h.open == nil {
-				return fmt.Errorf("%s: open: unknown app %q (not among the scenario's apps)", where, hj.Open)
-			}
-		}
-		return nil
-	})
+	// Screens and apps may be loaded after this handler: resolve finds
+	// them once everything is loaded.
+	l.refs = append(l.refs, handlerRefs{h: h, from: s.app, where: where, goTo: hj.Go, replace: hj.Replace, open: hj.Open})
 	return h, nil
 }
 
@@ -975,105 +771,4 @@ func openTmpl(src string, node *tnode, ref func(string) error) (*tmpl, error) {
 		}
 	}
 	return &t, nil
-}
-
-// checkOpens checks that every entry of the list behind a templated open
-// names an app of the scenario, once the scenario's lists are final, and
-// that no handler changes those entries later.
-func (l *loader) checkOpens() error {
-	for _, h := range l.handlers {
-		if h.openT == nil {
-			continue
-		}
-		var fields []string
-		for _, r := range h.openT.refs() {
-			fields = append(fields, strings.TrimPrefix(r, "item."))
-		}
-		for _, o := range l.handlers {
-			if o.appendTo == h.itemList {
-				return fmt.Errorf("%s: open: %s appends to the list %q, whose entries name the app to open, so they could not be checked at load", h.where, o.where, h.itemList)
-			}
-			if o.toggleItem != "" && o.itemList == h.itemList && slices.Contains(fields, o.toggleItem) {
-				return fmt.Errorf("%s: open: %s toggles the field %q of the list %q, which names the app to open", h.where, o.where, o.toggleItem, h.itemList)
-			}
-		}
-		none := envFunc(func(string) (string, bool) { return "", false })
-		for i, it := range l.sc.lists[h.itemList] {
-			name := h.openT.expand(itemEnv{base: none, item: it})
-			if l.apps[name] == nil {
-				return fmt.Errorf("%s: open: entry %d of the list %q names the app %q, which is not among the scenario's apps %v", h.where, i, h.itemList, name, slices.Sorted(maps.Keys(l.apps)))
-			}
-		}
-	}
-	return nil
-}
-
-// launcherEntries are the entries of the built-in list appsList: every
-// app of the scenario that open_app knows, except the home app (a launcher
-// does not list itself), sorted by label as a launcher's app drawer is.
-func launcherEntries(sc *scenario) []map[string]string {
-	var apps []*appDef
-	for _, a := range sc.apps {
-		if !a.hidden && a != sc.home {
-			apps = append(apps, a)
-		}
-	}
-	slices.SortFunc(apps, func(a, b *appDef) int {
-		return cmp.Or(strings.Compare(strings.ToLower(a.label), strings.ToLower(b.label)), strings.Compare(a.label, b.label), strings.Compare(a.name, b.name))
-	})
-	out := make([]map[string]string, len(apps))
-	for i, a := range apps {
-		out[i] = map[string]string{"name": a.name, "label": a.label, "package": a.pkg}
-	}
-	return out
-}
-
-// openTarget is the app a handler opens when it runs in e, or nil.
-func (sc *scenario) openTarget(h *handler, e env) *appDef {
-	if h.openT != nil {
-		return sc.byName[h.openT.expand(e)]
-	}
-	return h.open
-}
-
-// screenRef resolves "screen" (in app from) or "app:screen".
-func (l *loader) screenRef(ref string, from *appDef) (*screenDef, error) {
-	appName, id, ok := strings.Cut(ref, ":")
-	a := from
-	if ok {
-		a = l.apps[appName]
-		if appName == "system" {
-			a = l.sys
-		}
-		if a == nil {
-			return nil, fmt.Errorf("unknown target %q: no app %q in the scenario", ref, appName)
-		}
-	} else {
-		id = appName
-		if a == nil {
-			return nil, fmt.Errorf("unknown target %q: write it as app:screen", ref)
-		}
-	}
-	s := a.screens[id]
-	if s == nil {
-		return nil, fmt.Errorf("unknown target %q: app %q has no screen %q", ref, a.name, id)
-	}
-	return s, nil
-}
-
-func checkMeta(m *Meta) error {
-	switch m.Difficulty {
-	case "", "easy", "medium", "hard":
-	default:
-		return fmt.Errorf("difficulty %q is not easy, medium or hard", m.Difficulty)
-	}
-	if m.HumanSteps < 0 {
-		return fmt.Errorf("human_steps must not be negative, not %d", m.HumanSteps)
-	}
-	for _, a := range m.Answer {
-		if strings.TrimSpace(a) == "" {
-			return errors.New("an answer is empty")
-		}
-	}
-	return nil
 }

@@ -201,6 +201,23 @@ func TestLoadFSBadData(t *testing.T) {
 		{"variable declared twice", func(m fstest.MapFS) {
 			m["system/system.json"] = &fstest.MapFile{Data: []byte(`{"package": "s", "state": {"thing": "x"}}`)}
 		}, []string{"system/system.json", `"thing" is declared twice`}},
+		// The built-in clock may be read (the status bar shows it) but
+		// never declared, set, toggled or typed into.
+		{"clock declared", func(m fstest.MapFS) {
+			m["system/system.json"] = &fstest.MapFile{Data: []byte(`{"package": "s", "state": {"clock": "1:00"}}`)}
+		}, []string{"system/system.json", `"clock" cannot be a variable name`}},
+		{"clock set by a scenario", func(m fstest.MapFS) {
+			m["scenarios/t/scenario.json"] = &fstest.MapFile{Data: []byte(`{"task": "x", "apps": ["home"], "state": {"clock": "1:00"}, "success": {"if": ["thing"]}}`)}
+		}, []string{"scenarios/t/scenario.json", `unknown variable "clock"`}},
+		{"clock set by a handler", func(m fstest.MapFS) {
+			m["apps/home/app.json"].Data = []byte(strings.Replace(string(m["apps/home/app.json"].Data), `"set": {"q": ""}`, `"set": {"clock": ""}`, 1))
+		}, []string{"apps/home/app.json", `set: unknown variable "clock"`}},
+		{"clock toggled", func(m fstest.MapFS) {
+			m["apps/home/app.json"].Data = []byte(strings.Replace(string(m["apps/home/app.json"].Data), `"toggle": ["thing"]`, `"toggle": ["clock"]`, 1))
+		}, []string{"apps/home/app.json", `toggle: unknown variable "clock"`}},
+		{"clock typed into", func(m fstest.MapFS) {
+			m["apps/home/more.xml"] = &fstest.MapFile{Data: []byte(`<hierarchy><node class="android.widget.EditText" sim-input="clock" bounds="[0,0][1,1]" /></hierarchy>`)}
+		}, []string{"apps/home/more.xml", `sim-input: unknown variable "clock"`}},
 		{"list item with y1 not 0", func(m fstest.MapFS) {
 			m["apps/home/main.xml"].Data = []byte(strings.Replace(string(m["apps/home/main.xml"].Data), `sim-each="items" bounds="[0,0][1080,150]"`, `sim-each="items" bounds="[0,10][1080,150]"`, 1))
 		}, []string{"apps/home/main.xml", "relative to the item's top"}},

@@ -106,7 +106,7 @@ func (p *Phone) Packages() []string {
 
 // lookup implements env over the phone's state; the caller holds mu.
 func (p *Phone) lookup(name string) (string, bool) {
-	if name == "clock" {
+	if name == clockVar {
 		return fmt.Sprintf("%d:%02d", p.minute/60%24, p.minute%60), true
 	}
 	v, ok := p.vars[name]
