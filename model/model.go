@@ -6,6 +6,7 @@ package model
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/droidgo/droidgo/action"
@@ -57,6 +58,16 @@ type ChatRequest struct {
 	// indices an "index" argument may take.
 	Constrain    bool
 	ValidIndices []int
+	// Prompt, when not empty, is the conversation already rendered with
+	// the chat template, generation prompt included (droidgo serve renders
+	// its client's JSON exactly as sent). A backend that renders prompts
+	// itself uses it instead of rendering Messages and Tools; Tools still
+	// define the constraint. Other backends read Messages.
+	Prompt string
+	// Prefix, when not empty, is the leading part of Prompt that every
+	// request with the same system message and tools shares: the part a
+	// backend keeps computed between requests.
+	Prefix string
 }
 
 // Delta is one piece of streamed output. At most one of Reasoning and
@@ -129,6 +140,10 @@ type Backend interface {
 	// Chat streams one assistant turn for the conversation so far.
 	Chat(ctx context.Context, req ChatRequest) (Stream, error)
 }
+
+// ErrPromptTooLong is wrapped by the error of a Chat whose prompt does not
+// fit the backend's context.
+var ErrPromptTooLong = errors.New("prompt too long")
 
 // ErrUnsupported is returned by optional operations a backend lacks.
 var ErrUnsupported = errUnsupported{}

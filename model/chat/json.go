@@ -48,6 +48,32 @@ func (o Object) set(key string, v any) Object {
 	return append(o, Member{key, v})
 }
 
+// MarshalJSON writes the object with its keys in order, so that a request
+// built from Objects (ToolValue) reaches a server in the order the
+// template renders.
+func (o Object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(m.Key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(m.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Key, err)
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
 // ParseJSON decodes one JSON value, keeping object key order.
 func ParseJSON(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))

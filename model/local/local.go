@@ -298,7 +298,7 @@ func (b *Backend) start(ctx context.Context, req model.ChatRequest, release func
 		return nil, errors.New("the prompt is empty")
 	}
 	if len(toks) >= b.maxCtx {
-		return nil, fmt.Errorf("the prompt has %d tokens, more than the context of %d allows", len(toks), b.maxCtx)
+		return nil, fmt.Errorf("%w: the prompt has %d tokens, more than the context of %d allows", model.ErrPromptTooLong, len(toks), b.maxCtx)
 	}
 	constrained := req.Constrain
 	switch b.opts.Constrain {
@@ -365,8 +365,11 @@ func (b *Backend) start(ctx context.Context, req model.ChatRequest, release func
 	return s, nil
 }
 
-// render renders the whole prompt of req.
+// render renders the whole prompt of req, unless the caller did.
 func (b *Backend) render(req model.ChatRequest) (string, error) {
+	if req.Prompt != "" {
+		return req.Prompt, nil
+	}
 	return chat.Render(req.Messages, req.Tools, chat.Options{Thinking: req.Think, AddGenerationPrompt: true})
 }
 

@@ -28,6 +28,9 @@ import (
 // tokens shared with the rendering of the leading system messages alone,
 // or 0 when there is none.
 func (b *Backend) prefixLen(req model.ChatRequest, toks []int) int {
+	if req.Prompt != "" {
+		return b.commonPrefix(req.Prefix, toks)
+	}
 	n := 0
 	for n < len(req.Messages) && req.Messages[n].Role == model.RoleSystem {
 		n++
@@ -39,7 +42,16 @@ func (b *Backend) prefixLen(req model.ChatRequest, toks []int) int {
 	if err != nil {
 		return 0
 	}
-	pre := b.tok.Encode(text, true)
+	return b.commonPrefix(text, toks)
+}
+
+// commonPrefix returns how many of toks the tokens of prefix start with,
+// leaving at least the last of toks to compute.
+func (b *Backend) commonPrefix(prefix string, toks []int) int {
+	if prefix == "" {
+		return 0
+	}
+	pre := b.tok.Encode(prefix, true)
 	p := 0
 	for p < len(pre) && p < len(toks)-1 && pre[p] == toks[p] {
 		p++

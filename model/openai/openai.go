@@ -24,6 +24,7 @@ import (
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/internal/clock"
 	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/chat"
 )
 
 // Config configures a Backend.
@@ -380,9 +381,12 @@ func (b *Backend) requestBody(req model.ChatRequest) map[string]any {
 		"chat_template_kwargs": map[string]any{"enable_thinking": req.Think},
 	}
 	if len(req.Tools) > 0 {
-		tools := make([]map[string]any, len(req.Tools))
+		// In the order the template renders (name, description,
+		// parameters, ...): a server renders the JSON as it arrives, so
+		// the prompt is then the one the in-process engine builds.
+		tools := make([]chat.Object, len(req.Tools))
 		for i, t := range req.Tools {
-			tools[i] = map[string]any{"type": "function", "function": t.FunctionSchema()}
+			tools[i] = chat.ToolValue(t)
 		}
 		body["tools"] = tools
 	}
@@ -401,7 +405,9 @@ func (b *Backend) requestBody(req model.ChatRequest) map[string]any {
 	} else {
 		body["temperature"] = 0
 	}
-	if s.Seed != 0 {
+	if s.Temperature > 0 {
+		// Seed 0 is a seed like any other (the in-process sampler's
+		// default); a server given none would pick a random one.
 		body["seed"] = s.Seed
 	}
 	return body
