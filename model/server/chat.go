@@ -79,34 +79,45 @@ const (
 )
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	rl := logOf(r)
 	if !allow(w, r, http.MethodPost) {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			rl.fail(w, http.StatusRequestEntityTooLarge, "request_too_large", fmt.Sprintf("the request body is larger than %d bytes (droidgo serve --max-body)", s.cfg.MaxBody))
-			return
-		}
-		rl.fail(w, http.StatusBadRequest, "invalid_request", "could not read the request body: "+err.Error())
-		return
-	}
-	req, err := s.parseRequest(body)
+	req, err := s.readRequest(w, r)
 	if err != nil {
 		var br *badRequest
-		if errors.As(err, &br) {
-			status := http.StatusBadRequest
-			if br.code == "model_not_found" {
-				status = http.StatusNotFound
-			}
-			rl.fail(w, status, br.code, br.msg)
-			return
+		if !errors.As(err, &br) {
+			br = &badRequest{code: "invalid_request", msg: err.Error()}
 		}
-		rl.fail(w, http.StatusInternalServerError, "internal_error", err.Error())
+		logOf(r).fail(w, br.statusOr(http.StatusBadRequest), br.code, br.msg)
 		return
 	}
+	s.serveChat(w, r, req)
+}
+
+// readRequest reads and checks a request body. Few are read at once: a
+// crowd of clients sending large bodies is turned away, not buffered.
+func (s *Server) readRequest(w http.ResponseWriter, r *http.Request) (*request, error) {
+	select {
+	case s.reading <- struct{}{}:
+		defer func() { <-s.reading }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		return nil, &badRequest{status: http.StatusTooManyRequests, code: "queue_full", msg: fmt.Sprintf("the server is busy: %d requests are being read", cap(s.reading))}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, &badRequest{status: http.StatusRequestEntityTooLarge, code: "request_too_large", msg: fmt.Sprintf("the request body is larger than %d bytes (droidgo serve --max-body)", s.cfg.MaxBody)}
+	case err != nil:
+		return nil, bad("could not read the request body: %v", err)
+	}
+	return s.parseRequest(body)
+}
+
+// serveChat generates the answer of a checked request.
+func (s *Server) serveChat(w http.ResponseWriter, r *http.Request, req *request) {
+	rl := logOf(r)
 	rl.mu.Lock()
 	rl.stream = req.stream
 	rl.mu.Unlock()
@@ -134,9 +145,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	t0 := s.cfg.Now()
 	if err := s.acquire(ctx); err != nil {
 		rl.mu.Lock()
-		rl.status, rl.err, rl.queued = 499, "the client went away while its request waited", s.cfg.Now().Sub(t0)
+		rl.queued = s.cfg.Now().Sub(t0)
 		rl.mu.Unlock()
-		out.abort(w, rl, 499, "cancelled", "the request was cancelled while it waited")
+		out.abort(w, rl, 499, "cancelled", "the client went away while its request waited")
 		return
 	}
 	rl.mu.Lock()

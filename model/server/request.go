@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,13 +62,22 @@ type request struct {
 	stops []string
 }
 
-// badRequest is a request error: the client's to fix (400).
+// badRequest is a request refused: the client's to fix (400 unless
+// status says otherwise).
 type badRequest struct {
-	code string
-	msg  string
+	status int
+	code   string
+	msg    string
 }
 
 func (e *badRequest) Error() string { return e.msg }
+
+func (e *badRequest) statusOr(def int) int {
+	if e.status != 0 {
+		return e.status
+	}
+	return def
+}
 
 func bad(format string, args ...any) error {
 	return &badRequest{code: "invalid_request", msg: fmt.Sprintf(format, args...)}
@@ -92,7 +102,7 @@ func (s *Server) parseRequest(body []byte) (*request, error) {
 		return nil, bad("the request body has data after its JSON object")
 	}
 	if w.Model != "" && w.Model != s.cfg.ModelID {
-		return nil, &badRequest{code: "model_not_found", msg: fmt.Sprintf("the model %q is not served here; this server serves %q", w.Model, s.cfg.ModelID)}
+		return nil, &badRequest{status: http.StatusNotFound, code: "model_not_found", msg: fmt.Sprintf("the model %q is not served here; this server serves %q", w.Model, s.cfg.ModelID)}
 	}
 	req := &request{stream: w.Stream, includeUsage: w.StreamOptions != nil && w.StreamOptions.IncludeUsage}
 

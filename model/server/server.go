@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log"
 	"math"
 	"net"
 	"net/http"
@@ -98,6 +99,9 @@ type Server struct {
 	created int64
 	mux     *http.ServeMux
 	slots   chan struct{}
+	// reading bounds the request bodies being read and parsed at once,
+	// so that many clients sending large bodies cannot take the memory.
+	reading chan struct{}
 
 	mu       sync.Mutex
 	admitted int           // running and waiting
@@ -137,7 +141,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.ModelID = name
 	}
-	s := &Server{cfg: cfg, created: cfg.Now().Unix(), slots: make(chan struct{}, cfg.Parallel)}
+	s := &Server{cfg: cfg, created: cfg.Now().Unix(), slots: make(chan struct{}, cfg.Parallel),
+		reading: make(chan struct{}, max(16, 2*(cfg.Parallel+cfg.Queue)))}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/health", s.health)
 	s.mux.HandleFunc("/v1/models", s.auth(s.models))
@@ -178,7 +183,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return base },
-		ErrorLog:          nil,
+		// The HTTP server's own complaints (a malformed request line, a
+		// handler's panic) go where the request lines go.
+		ErrorLog: log.New(logWriter{s.cfg.Log}, "", 0),
 	}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
@@ -322,6 +329,16 @@ func (s *Server) leave(d time.Duration) {
 			s.avg = (7*s.avg + d) / 8
 		}
 	}
+}
+
+// logWriter hands the lines of a log.Logger to Config.Log.
+type logWriter struct{ log func(string) }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	if w.log != nil {
+		w.log("http: " + strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
 }
 
 // apiError is the body of every error answer, in OpenAI's shape.
