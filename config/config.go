@@ -7,6 +7,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -16,6 +17,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/droidgo/droidgo/loop"
+	"github.com/droidgo/droidgo/model"
 )
 
 // Settings are the effective values.
@@ -33,13 +35,16 @@ type Settings struct {
 	PromptCache bool     // keep the fixed prompt prefix's KV state on disk
 	KVType      string   // KV cache element type of the in-process engine: f16 or f32
 	Sensitive   []string // labels whose taps always wait for approval
+	Temperature float64  // sampling temperature; 0 is greedy decoding
+	TopP        float64  // nucleus sampling threshold
+	Seed        int      // sampling seed
 }
 
 // Key describes one setting.
 type Key struct {
 	Name    string // in the file, e.g. max_steps
 	Env     string // environment variable, e.g. DROIDGO_MAX_STEPS
-	Kind    string // "string", "int", "bool" or "list"
+	Kind    string // "string", "int", "float", "bool" or "list"
 	Default string
 	Help    string
 	field   func(*Settings) any
@@ -50,14 +55,36 @@ type Key struct {
 // refuses more (spark.MaxThreads, which a test keeps equal).
 const MaxThreads = 256
 
-// limits are the ranges of the int settings that have one (others only
-// must not be negative). Every source (file, environment, flag) is checked
-// against them when it is read, so `droidgo config` refuses what a run
-// would.
-var limits = map[string]struct{ min, max int }{
-	"max_steps": {1, 0},
-	"threads":   {0, MaxThreads},
+// limit is the range of a number setting: at least min (more than min
+// when above), at most max.
+type limit struct {
+	min, max float64
+	above    bool // min itself is out of range
 }
+
+// limits are the ranges of the number settings. Every source (file,
+// environment, flag) is checked against them when it is read, so `droidgo
+// config` refuses what a run would, and the flags that mean the same
+// without being settings (model bench -t, model chat --temp) use them too
+// (Key.Check, CheckFlag). A number setting without a row here only must
+// not be negative.
+var limits = map[string]limit{
+	"max_steps":   {min: 1, max: math.Inf(1)},
+	"threads":     {min: 0, max: MaxThreads},
+	"temperature": {min: 0, max: MaxTemperature},
+	"top_p":       {min: 0, max: 1, above: true},
+}
+
+// MaxTemperature bounds the temperature setting: beyond 2 (the OpenAI
+// API's own bound) a small model's tokens are noise.
+const MaxTemperature = 2
+
+// The sampling defaults are Spark's official settings; a temperature of 0
+// means greedy decoding.
+const (
+	DefaultTemperature = 1.0
+	DefaultTopP        = 0.95
+)
 
 // DefaultThinkBudget is the reasoning budget of a step (think_budget)
 // when no file, variable or flag sets one. (loop.Config's zero value is no
@@ -80,6 +107,9 @@ var Keys = []Key{
 	{"prompt_cache", "DROIDGO_PROMPT_CACHE", "bool", "true", "keep the KV state of the fixed prompt prefix (system prompt and tools) in $XDG_CACHE_HOME/droidgo/kv and load it in the next run instead of recomputing it", func(s *Settings) any { return &s.PromptCache }},
 	{"kv_type", "DROIDGO_KV_TYPE", "string", "f16", "KV cache type of the in-process engine: f16 (half the memory, llama.cpp's default) or f32", func(s *Settings) any { return &s.KVType }},
 	{"sensitive", "DROIDGO_SENSITIVE", "list", strings.Join(loop.DefaultSensitive, ","), "labels whose taps always wait for approval (comma-separated in the environment)", func(s *Settings) any { return &s.Sensitive }},
+	{"temperature", "DROIDGO_TEMPERATURE", "float", formatFloat(DefaultTemperature), "sampling temperature of the model's turns (0: greedy, always the most likely token)", func(s *Settings) any { return &s.Temperature }},
+	{"top_p", "DROIDGO_TOP_P", "float", formatFloat(DefaultTopP), "nucleus sampling: draw from the most likely tokens that make up this much probability (1: all)", func(s *Settings) any { return &s.TopP }},
+	{"seed", "DROIDGO_SEED", "int", "0", "sampling seed: the same seed, model and screens give the same run (eval derives each task's and repeat's seed from it)", func(s *Settings) any { return &s.Seed }},
 }
 
 // Config is the effective settings and where each came from.
@@ -87,9 +117,43 @@ type Config struct {
 	Settings
 	// Path is the configuration file consulted (it may not exist).
 	Path string
-	// Sources maps a key name to its origin: "default", "file", "env
-	// NAME" or "flag --NAME".
-	Sources map[string]string
+	// Sources maps a key name to where its value came from.
+	Sources map[string]Source
+}
+
+// Origin is the kind of place a setting's value came from. The origins
+// are ordered by authority: a flag overrides the environment, which
+// overrides the file, which overrides the default.
+type Origin int
+
+// Origins, in increasing authority.
+const (
+	FromDefault Origin = iota
+	FromFile
+	FromEnv
+	FromFlag
+)
+
+// Source is where one setting's value came from.
+type Source struct {
+	Origin Origin
+	// Name is the environment variable (FromEnv) or the flag without its
+	// dashes (FromFlag).
+	Name string
+}
+
+// String says where a value came from as `droidgo config` shows it:
+// "default", "file", "env NAME" or "flag --NAME".
+func (s Source) String() string {
+	switch s.Origin {
+	case FromFile:
+		return "file"
+	case FromEnv:
+		return "env " + s.Name
+	case FromFlag:
+		return "flag --" + s.Name
+	}
+	return "default"
 }
 
 // Path returns the configuration file's location: DROIDGO_CONFIG if set,
@@ -113,9 +177,9 @@ func Path(getenv func(string) string) string {
 // environment. getenv is os.Getenv outside tests. A missing file is not an
 // error, unless DROIDGO_CONFIG names it; a malformed one is, with its line.
 func Load(getenv func(string) string) (*Config, error) {
-	c := &Config{Path: Path(getenv), Sources: map[string]string{}}
+	c := &Config{Path: Path(getenv), Sources: map[string]Source{}}
 	for _, k := range Keys {
-		if err := c.set(k, k.Default, "default"); err != nil {
+		if err := c.set(k, k.Default, Source{Origin: FromDefault}); err != nil {
 			panic("config: bad default for " + k.Name) // a programming error, caught by tests
 		}
 	}
@@ -124,7 +188,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	}
 	for _, k := range Keys {
 		if v, ok := lookupEnv(getenv, k.Env); ok {
-			if err := c.set(k, v, "env "+k.Env); err != nil {
+			if err := c.set(k, v, Source{Origin: FromEnv, Name: k.Env}); err != nil {
 				return nil, fmt.Errorf("environment variable %s: %w", k.Env, err)
 			}
 		}
@@ -174,7 +238,7 @@ func (c *Config) loadFile(named bool) error {
 		if !ok {
 			return fmt.Errorf("%s: unknown setting %q (known: %s)", at, name, strings.Join(keyNames(), ", "))
 		}
-		if err := c.setValue(k, raw[name], "file"); err != nil {
+		if err := c.setValue(k, raw[name], Source{Origin: FromFile}); err != nil {
 			return fmt.Errorf("%s: %s: %w", at, name, err)
 		}
 	}
@@ -217,7 +281,7 @@ func Lookup(name string) (Key, bool) {
 }
 
 // setValue stores a value decoded from TOML.
-func (c *Config) setValue(k Key, v any, source string) error {
+func (c *Config) setValue(k Key, v any, source Source) error {
 	switch k.Kind {
 	case "string":
 		s, ok := v.(string)
@@ -231,6 +295,14 @@ func (c *Config) setValue(k Key, v any, source string) error {
 			return fmt.Errorf("want a whole number, got %s", tomlKind(v))
 		}
 		return c.set(k, strconv.FormatInt(n, 10), source)
+	case "float":
+		switch n := v.(type) {
+		case float64:
+			return c.set(k, formatFloat(n), source)
+		case int64: // `temperature = 1` is a number too
+			return c.set(k, strconv.FormatInt(n, 10), source)
+		}
+		return fmt.Errorf("want a number, got %s", tomlKind(v))
 	case "bool":
 		b, ok := v.(bool)
 		if !ok {
@@ -279,7 +351,7 @@ func tomlKind(v any) string {
 }
 
 // set parses a textual value into the setting.
-func (c *Config) set(k Key, v, source string) error {
+func (c *Config) set(k Key, v string, source Source) error {
 	switch p := k.field(&c.Settings).(type) {
 	case *string:
 		*p = v
@@ -292,6 +364,15 @@ func (c *Config) set(k Key, v, source string) error {
 			return err
 		}
 		*p = n
+	case *float64:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%q is not a number", v)
+		}
+		if err := k.CheckFloat(f); err != nil {
+			return err
+		}
+		*p = f
 	case *bool:
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
@@ -312,21 +393,38 @@ func (c *Config) set(k Key, v, source string) error {
 }
 
 // Check reports whether n is a valid value of the int setting k: not
-// negative, and within its limits when it has some. Flags that are not settings
-// but mean the same (model bench -t, model chat --threads) use it too, so
-// a limit is the same everywhere.
+// negative, and within its limits when it has some. Flags that are not
+// settings but mean the same (model bench -t, model chat --threads) use it
+// too, so a limit is the same everywhere.
 func (k Key) Check(n int) error {
-	lim := limits[k.Name]
-	switch {
-	case n < 0:
+	if n < 0 {
 		return fmt.Errorf("%d is negative", n)
-	case n < lim.min:
-		return rangeError(fmt.Sprintf("must be at least %d, not %d", lim.min, n))
-	case lim.max > 0 && n > lim.max:
-		return rangeError(fmt.Sprintf("must be at most %d, not %d", lim.max, n))
+	}
+	return k.CheckFloat(float64(n))
+}
+
+// CheckFloat reports whether f is within the limits of the number setting
+// k (not negative when it has none).
+func (k Key) CheckFloat(f float64) error {
+	lim, ok := limits[k.Name]
+	if !ok {
+		lim = limit{min: 0, max: math.Inf(1)}
+	}
+	switch {
+	case lim.above && f <= lim.min:
+		return rangeError(fmt.Sprintf("must be more than %s, not %s", formatFloat(lim.min), formatFloat(f)))
+	case f < lim.min && lim.min == 0:
+		return fmt.Errorf("%s is negative", formatFloat(f))
+	case f < lim.min:
+		return rangeError(fmt.Sprintf("must be at least %s, not %s", formatFloat(lim.min), formatFloat(f)))
+	case f > lim.max:
+		return rangeError(fmt.Sprintf("must be at most %s, not %s", formatFloat(lim.max), formatFloat(f)))
 	}
 	return nil
 }
+
+// formatFloat writes a number as short as it reads back: 1, 0.95, 1e-05.
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // rangeError is a value out of its setting's range; it reads after the
 // setting's or flag's name ("--threads must be at most 256, not 1000").
@@ -357,13 +455,26 @@ func CheckFlag(name, flag string, n int) error {
 	return nil
 }
 
+// CheckFloatFlag checks the value of a flag that sets the float setting
+// name, with the flag's name in the message.
+func CheckFloatFlag(name, flag string, f float64) error {
+	k, ok := Lookup(name)
+	if !ok {
+		return fmt.Errorf("unknown setting %q", name)
+	}
+	if err := k.CheckFloat(f); err != nil {
+		return flagError(flag, err)
+	}
+	return nil
+}
+
 // SetFlag records a value given on the command line for setting name.
 func (c *Config) SetFlag(name, value, flag string) error {
 	k, ok := Lookup(name)
 	if !ok {
 		return fmt.Errorf("unknown setting %q", name)
 	}
-	if err := c.set(k, value, "flag --"+flag); err != nil {
+	if err := c.set(k, value, Source{Origin: FromFlag, Name: flag}); err != nil {
 		return flagError(flag, err)
 	}
 	return nil
@@ -380,10 +491,29 @@ func (c *Config) Value(name string) string {
 		return *p
 	case *int:
 		return strconv.Itoa(*p)
+	case *float64:
+		return formatFloat(*p)
 	case *bool:
 		return strconv.FormatBool(*p)
 	case *[]string:
 		return strings.Join(*p, ",")
 	}
 	return ""
+}
+
+// Loop is the part of a run's loop.Config the settings decide: the step
+// budget, thinking and its budget, the constraint, the sensitive labels
+// and the sampling. Every command that runs the agent (run, eval, bench
+// agent) starts from it and adds the task, the phone, the model, the
+// clock and the consumers. The token bound of a turn is the loop's rule
+// (loop.TurnTokens), applied where MaxTokens is left 0.
+func (s *Settings) Loop() loop.Config {
+	return loop.Config{
+		MaxSteps:    s.MaxSteps,
+		Think:       s.Think,
+		ThinkBudget: s.ThinkBudget,
+		Constrain:   s.Constrain,
+		Sensitive:   s.Sensitive,
+		Sampling:    model.Sampling{Temperature: s.Temperature, TopP: s.TopP, Seed: uint64(s.Seed)},
+	}
 }

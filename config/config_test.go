@@ -41,7 +41,7 @@ func TestPrecedence(t *testing.T) {
 		"think_budget": {"1024", "default"},
 	}
 	for k, w := range want {
-		if c.Value(k) != w[0] || c.Sources[k] != w[1] {
+		if c.Value(k) != w[0] || c.Sources[k].String() != w[1] {
 			t.Errorf("%s = %q from %q, want %q from %q", k, c.Value(k), c.Sources[k], w[0], w[1])
 		}
 	}
@@ -55,7 +55,7 @@ func TestMissingFileIsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MaxSteps != 20 || !c.Think || c.Sources["max_steps"] != "default" {
+	if c.MaxSteps != 20 || !c.Think || c.Sources["max_steps"].Origin != FromDefault {
 		t.Errorf("%+v %v", c.Settings, c.Sources)
 	}
 }

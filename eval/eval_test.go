@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/script"
 )
@@ -167,7 +168,7 @@ func TestLoadTaskSuiteWithOwnApps(t *testing.T) {
 Tap it.</think><tool_call>tap<arg_key>index</arg_key><arg_value>{{index "Greet"}}</arg_value></tool_call>
 --- turn
 Done.</think><tool_call>task_complete<arg_key>summary</arg_key><arg_value>Greeted</arg_value></tool_call>`)
-	res := runSuites(t, []*Suite{s}, Options{Model: mustScripts(t, greet), Think: true})
+	res := runSuites(t, []*Suite{s}, Options{Loop: loop.Config{Think: true}, Model: mustScripts(t, greet)})
 	if got := res.Summary.Tasks; got.N != 1 || got.Success != 1 || got.NotRun != 2 {
 		t.Fatalf("summary = %+v; tasks %+v", got, res.Tasks)
 	}
@@ -193,8 +194,8 @@ func mustScripts(t *testing.T, spec string) ModelFunc {
 
 func runSuites(t *testing.T, suites []*Suite, o Options) *Results {
 	t.Helper()
-	if o.MaxSteps == 0 {
-		o.MaxSteps = 20
+	if o.Loop.MaxSteps == 0 {
+		o.Loop.MaxSteps = 20
 	}
 	res, err := Run(context.Background(), suites, o)
 	if err != nil {
@@ -225,7 +226,7 @@ func TestAlwaysRightScoresFull(t *testing.T) {
 			t.Errorf("built-in task %s has no always-right script in %s", task.Name, scriptsDir)
 		}
 	}
-	res := runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, scriptsDir), Think: true, ThinkBudget: 1024, Parallel: 4})
+	res := runSuites(t, []*Suite{tasks}, Options{Loop: loop.Config{Think: true, ThinkBudget: 1024}, Model: mustScripts(t, scriptsDir), Parallel: 4})
 	gated := map[string]bool{"message-send": true, "message-nonascii": true, "message-fix-draft": true, "message-from-calculator": true, "contact-delete": true, "file-delete": true}
 	for _, r := range res.Tasks {
 		if !r.Success {
@@ -300,7 +301,7 @@ func TestDecisionsAlwaysRight(t *testing.T) {
 			t.Errorf("decision case %s has no always-right script", c.Name)
 		}
 	}
-	res := runSuites(t, []*Suite{s}, Options{Model: mustScripts(t, scriptsDir), Think: true, Parallel: 4})
+	res := runSuites(t, []*Suite{s}, Options{Loop: loop.Config{Think: true}, Model: mustScripts(t, scriptsDir), Parallel: 4})
 	for _, d := range res.Decisions {
 		if !d.ActionCorrect {
 			t.Errorf("%s: call %v not scored correct (reason %q)", d.Name, d.Call, d.Reason)
@@ -313,7 +314,7 @@ func TestDecisionsAlwaysRight(t *testing.T) {
 
 func TestDecisionsWrongArgumentsRightTool(t *testing.T) {
 	s := builtin(t, BuiltinDecisions)
-	res := runSuites(t, []*Suite{s}, Options{Model: mustScripts(t, decisionScripts(t, s, true)), Think: true, Parallel: 4})
+	res := runSuites(t, []*Suite{s}, Options{Loop: loop.Config{Think: true}, Model: mustScripts(t, decisionScripts(t, s, true)), Parallel: 4})
 	for i, d := range res.Decisions {
 		c := s.Cases[i]
 		if d.Call == nil {
@@ -351,7 +352,7 @@ func TestUndoFinishedFailsExactlyThose(t *testing.T) {
 		}
 		return right(ctx, kind, suite, name)
 	}
-	res := runSuites(t, []*Suite{tasks}, Options{Model: models, Think: true, ThinkBudget: 1024, Parallel: 4})
+	res := runSuites(t, []*Suite{tasks}, Options{Loop: loop.Config{Think: true, ThinkBudget: 1024}, Model: models, Parallel: 4})
 	for _, r := range res.Tasks {
 		if r.NotRun {
 			t.Errorf("%s not run: %s", r.Name, r.Reason)
@@ -385,7 +386,7 @@ func TestOverthinkerRescuedByBudget(t *testing.T) {
 		write(t, filepath.Join(dir, name+".txt"), strings.ReplaceAll(strings.TrimRight(string(data), "\n"), "</think>", filler+"</think>")+spare+"\n")
 	}
 	run := func(budget int) *Results {
-		return runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, dir), Think: true, ThinkBudget: budget, Filter: filter, Parallel: 4})
+		return runSuites(t, []*Suite{tasks}, Options{Loop: loop.Config{Think: true, ThinkBudget: budget}, Model: mustScripts(t, dir), Filter: filter, Parallel: 4})
 	}
 	with := run(256)
 	if s := with.Summary.Tasks; s.N != len(names) || s.Success != len(names) {
@@ -408,7 +409,7 @@ func TestOverthinkerRescuedByBudget(t *testing.T) {
 func TestClaimAloneIsNotSuccess(t *testing.T) {
 	tasks := builtin(t, BuiltinTasks)
 	claim := writeScript(t, "claim", "Looks done to me.</think><tool_call>task_complete<arg_key>summary</arg_key><arg_value>Done</arg_value></tool_call>")
-	res := runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, claim), Think: true, Parallel: 4})
+	res := runSuites(t, []*Suite{tasks}, Options{Loop: loop.Config{Think: true}, Model: mustScripts(t, claim), Parallel: 4})
 	want := map[string]bool{"wifi-already-on": true, "airplane-already-off": true, "alarm-already-set": true}
 	for _, r := range res.Tasks {
 		if r.NotRun || r.Success != want[r.Name] {
@@ -465,7 +466,7 @@ func TestCrashingBackendIsNotRun(t *testing.T) {
 		models := func(context.Context, string, string, string) (model.Backend, func(), error) {
 			return brokenBackend{panics}, nil, nil
 		}
-		res := runSuites(t, []*Suite{tasks, decisions}, Options{Model: models, Filter: regexp.MustCompile(`^(tasks/wifi|decisions/qs-flashlight)$`), Think: true})
+		res := runSuites(t, []*Suite{tasks, decisions}, Options{Loop: loop.Config{Think: true}, Model: models, Filter: regexp.MustCompile(`^(tasks/wifi|decisions/qs-flashlight)$`)})
 		if len(res.Tasks) != 1 || len(res.Decisions) != 1 {
 			t.Fatalf("%d tasks, %d decisions", len(res.Tasks), len(res.Decisions))
 		}
@@ -490,7 +491,7 @@ func TestCrashingBackendIsNotRun(t *testing.T) {
 func TestRepeatFilterProgress(t *testing.T) {
 	tasks := builtin(t, BuiltinTasks)
 	var seen []Progress
-	res := runSuites(t, []*Suite{tasks}, Options{Model: mustScripts(t, scriptsDir), Think: true, Repeat: 3, Parallel: 2,
+	res := runSuites(t, []*Suite{tasks}, Options{Loop: loop.Config{Think: true}, Model: mustScripts(t, scriptsDir), Repeat: 3, Parallel: 2,
 		Filter: regexp.MustCompile(`^tasks/(wifi|dnd)$`), Progress: func(p Progress) { seen = append(seen, p) }})
 	if len(res.Tasks) != 6 {
 		t.Fatalf("%d runs, want 6", len(res.Tasks))
@@ -517,7 +518,7 @@ func TestRepeatFilterProgress(t *testing.T) {
 func TestProseAndShortScriptsFail(t *testing.T) {
 	tasks, decisions := builtin(t, BuiltinTasks), builtin(t, BuiltinDecisions)
 	prose := writeScript(t, "prose", "Hmm.</think>I would tap the switch, I think.")
-	res := runSuites(t, []*Suite{tasks, decisions}, Options{Model: mustScripts(t, prose), Think: true,
+	res := runSuites(t, []*Suite{tasks, decisions}, Options{Loop: loop.Config{Think: true}, Model: mustScripts(t, prose),
 		Filter: regexp.MustCompile(`^(tasks/wifi|decisions/qs-flashlight|decisions/sim-internet-off)$`)})
 	for _, d := range res.Decisions {
 		if d.NotRun || d.ToolCorrect || d.Call != nil {
@@ -534,7 +535,7 @@ func TestStoppedEvaluationKeepsItsResults(t *testing.T) {
 	tasks := builtin(t, BuiltinTasks)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	res, err := Run(ctx, []*Suite{tasks}, Options{Model: mustScripts(t, scriptsDir), Think: true, MaxSteps: 20,
+	res, err := Run(ctx, []*Suite{tasks}, Options{Loop: loop.Config{Think: true, MaxSteps: 20}, Model: mustScripts(t, scriptsDir),
 		Progress: func(p Progress) {
 			if p.Done == 2 {
 				cancel()
@@ -610,7 +611,7 @@ func TestLoadFixturesLayout(t *testing.T) {
 	if len(s.Tasks) != 1 || s.Tasks[0].Name != "wifi2" || len(s.Broken) != 0 {
 		t.Fatalf("tasks %+v broken %+v", s.Tasks, s.Broken)
 	}
-	res := runSuites(t, []*Suite{s}, Options{Model: mustScripts(t, filepath.Join(scriptsDir, "wifi.txt")), Think: true})
+	res := runSuites(t, []*Suite{s}, Options{Loop: loop.Config{Think: true}, Model: mustScripts(t, filepath.Join(scriptsDir, "wifi.txt"))})
 	if res.Summary.Tasks.Success != 1 {
 		t.Errorf("%+v", res.Tasks)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"github.com/droidgo/droidgo/loop"
 	"image"
 	"image/png"
 	"os"
@@ -71,7 +72,7 @@ func TestReportInChromium(t *testing.T) {
 		return right(ctx, kind, suite, name)
 	}
 	out := t.TempDir()
-	res := runSuites(t, []*Suite{tasks, decisions}, Options{Model: models, ModelName: "script:always-right+undo", Think: true, ThinkBudget: 1024, Parallel: 4, Out: out,
+	res := runSuites(t, []*Suite{tasks, decisions}, Options{Loop: loop.Config{Think: true, ThinkBudget: 1024}, Model: models, ModelName: "script:always-right+undo", Parallel: 4, Out: out,
 		Config: Config{Suites: []string{"tasks", "decisions"}, Parallel: 4, Repeat: 1, MaxSteps: 20, Think: true, ThinkBudget: 1024}})
 	var page bytes.Buffer
 	if err := WriteHTML(&page, res); err != nil {

@@ -30,7 +30,11 @@ type Config struct {
 	MaxSteps    int      `json:"max_steps"`
 	Think       bool     `json:"think"`
 	ThinkBudget int      `json:"think_budget"`
-	Filter      string   `json:"filter,omitempty"`
+	Temperature float64  `json:"temperature"`
+	TopP        float64  `json:"top_p"`
+	// Seed is the evaluation's seed; each run's is derived from it (Seed).
+	Seed   uint64 `json:"seed"`
+	Filter string `json:"filter,omitempty"`
 }
 
 // TaskResult is one run of one task.

@@ -2,8 +2,10 @@ package eval
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"os"
@@ -37,20 +39,15 @@ type Options struct {
 	// Parallel is how many runs go at once (simulated phones); <1 means 1.
 	Parallel int
 	// Repeat runs every task and case this many times; <1 means 1.
-	Repeat      int
-	MaxSteps    int
-	Think       bool
-	ThinkBudget int
-	// Constrain asks backends that can to limit answers to valid calls
-	// (loop.Config.Constrain).
-	Constrain bool
-	// Sensitive is the sensitive-action policy's labels (nil: the
-	// default).
-	Sensitive []string
-	// MaxTokens bounds one model turn (0: ThinkBudget+512 with a budget,
-	// else DefaultMaxTokens), so a model that never stops cannot stall a
-	// benchmark.
-	MaxTokens int
+	Repeat int
+	// Loop is the loop configuration every run starts from
+	// (config.Settings.Loop: the step budget, thinking and its budget,
+	// the constraint, the sensitive labels, the sampling). Each run sets
+	// its own task, phone, model, event consumer and seed (Seed: from
+	// Loop.Sampling.Seed, the run's suite, name and repeat); the clock is
+	// Now and Sleep, and a zero PollInterval is
+	// loop.SimulatedPollInterval.
+	Loop loop.Config
 	// Filter keeps the tasks and cases whose "suite/name" it matches.
 	Filter *regexp.Regexp
 	// Out is where recordings go (Out/runs/SUITE/NAME-rK.jsonl); "" keeps
@@ -58,18 +55,14 @@ type Options struct {
 	Out string
 	// Progress is told of every finished run (from one goroutine at a time).
 	Progress func(Progress)
-	// Config is copied into Results.Config.
+	// Config is copied into Results.Config, with what Run knows filled in:
+	// Parallel, Repeat, and the step budget, thinking and sampling of
+	// Loop.
 	Config Config
 	// Now and Sleep replace the clock in tests.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
-	// PollInterval is the loop's settle poll; 0 means 10ms (simulated
-	// phones answer at once).
-	PollInterval time.Duration
 }
-
-// DefaultMaxTokens bounds a model turn when there is no thinking budget.
-const DefaultMaxTokens = 8192
 
 // Progress is the state of an evaluation after one more run.
 type Progress struct {
@@ -123,16 +116,17 @@ func Run(ctx context.Context, suites []*Suite, o Options) (*Results, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.PollInterval <= 0 {
-		o.PollInterval = 10 * time.Millisecond
+	if o.Loop.PollInterval <= 0 {
+		o.Loop.PollInterval = loop.SimulatedPollInterval
 	}
-	if o.MaxTokens <= 0 {
-		o.MaxTokens = DefaultMaxTokens
-		if o.Think && o.ThinkBudget > 0 {
-			o.MaxTokens = o.ThinkBudget + 512
-		}
+	if o.Loop.MaxSteps <= 0 {
+		o.Loop.MaxSteps = loop.DefaultMaxSteps
 	}
-	res := &Results{Model: o.ModelName, Config: o.Config, Tasks: []TaskResult{}, Decisions: []DecisionResult{}}
+	cfg := o.Config
+	cfg.Parallel, cfg.Repeat = o.Parallel, o.Repeat
+	cfg.MaxSteps, cfg.Think, cfg.ThinkBudget = o.Loop.MaxSteps, o.Loop.Think, o.Loop.ThinkBudget
+	cfg.Temperature, cfg.TopP, cfg.Seed = o.Loop.Sampling.Temperature, o.Loop.Sampling.TopP, o.Loop.Sampling.Seed
+	res := &Results{Model: o.ModelName, Config: cfg, Tasks: []TaskResult{}, Decisions: []DecisionResult{}}
 	var jobs []job
 	keep := func(suite, name string) bool { return o.Filter == nil || o.Filter.MatchString(suite+"/"+name) }
 	for _, s := range suites {
@@ -326,21 +320,32 @@ func (s *failStream) Next() (model.Delta, error) {
 	return d, err
 }
 
-// loopConfig is the part of a loop configuration every run shares.
-func (o Options) loopConfig(b model.Backend) loop.Config {
-	return loop.Config{
-		Model:        b,
-		MaxSteps:     o.MaxSteps,
-		Think:        o.Think,
-		ThinkBudget:  o.ThinkBudget,
-		MaxTokens:    o.MaxTokens,
-		Constrain:    o.Constrain,
-		Sensitive:    o.Sensitive,
-		Sampling:     model.Sampling{Temperature: 1.0, TopP: 0.95},
-		PollInterval: o.PollInterval,
-		Now:          o.Now,
-		Sleep:        o.Sleep,
+// loopConfig is the loop configuration of job j on backend b.
+func (o Options) loopConfig(b model.Backend, kind string, j job, name string) loop.Config {
+	lc := o.Loop
+	lc.Model = b
+	lc.Sampling.Seed = Seed(lc.Sampling.Seed, kind, j.suite, name, j.repeat)
+	lc.Now, lc.Sleep = o.Now, o.Sleep
+	return lc
+}
+
+// Seed is the sampling seed of one run of an evaluation seeded with base:
+// it depends on the run's kind ("task" or "decision"), suite, name and
+// repeat only, never on which worker runs it or when, so an evaluation
+// gives the same results at any --parallel, and the repeats of a task
+// differ from each other.
+func Seed(base uint64, kind, suite, name string, repeat int) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], base)
+	h.Write(b[:])
+	for _, s := range []string{kind, suite, name} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
 	}
+	binary.LittleEndian.PutUint64(b[:], uint64(repeat))
+	h.Write(b[:])
+	return h.Sum64()
 }
 
 // runTask runs one task on a fresh simulated phone and judges it by the
@@ -359,7 +364,7 @@ func runTask(ctx context.Context, o Options, j job, r *TaskResult) {
 			defer release()
 		}
 		fb := &failures{Backend: b}
-		lc := o.loopConfig(fb)
+		lc := o.loopConfig(fb, "task", j, j.task.Name)
 		lc.Task = j.task.Text
 		lc.Device = phone
 		lc.DeviceName = "sim:" + j.task.Name
@@ -505,7 +510,7 @@ func runDecision(ctx context.Context, o Options, j job, r *DecisionResult) {
 			defer release()
 		}
 		fb := &failures{Backend: b}
-		lc := o.loopConfig(fb)
+		lc := o.loopConfig(fb, "decision", j, c.Name)
 		lc.Task = c.Task
 		lc.Device = &screenDevice{xml: c.Screen, w: scr.Width, h: scr.Height}
 		lc.DeviceName = "screen:" + c.Name

@@ -25,11 +25,16 @@ type Decision struct {
 
 // ApprovalRequest describes a call waiting for the user.
 type ApprovalRequest struct {
-	Step      int
-	Call      action.Call
-	Label     string // label of the target element, if any
-	Sensitive bool   // matched the sensitive-action policy
-	Reason    string // why it waits, e.g. `label "Pay" is sensitive`
+	Step  int
+	Call  action.Call
+	Label string // label of the target element, if any
+	// Why is why the call waits: the sensitive-action policy, step mode,
+	// or "" when it need not wait and the Approver is consulted on every
+	// call (Config.ConsultAlways). Approvers decide on it.
+	Why ApprovalReason
+	// Reason says Why in words for people, e.g. `label "Pay" matches
+	// the sensitive word "Pay"`.
+	Reason string
 }
 
 // Approver is asked before a call runs when step mode is on or the call is

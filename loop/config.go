@@ -22,11 +22,38 @@ const (
 	DefaultStreamRetries = 2
 	DefaultStreamBackoff = time.Second
 	DefaultHistory       = 8
+	// SimulatedPollInterval is the settle poll for a simulated phone,
+	// whose screen is ready at once.
+	SimulatedPollInterval = 10 * time.Millisecond
 	// maxFailedSteps ends a run after this many steps in a row without a
 	// usable call or with a device error, so a broken model or phone does
 	// not burn the whole step budget.
 	maxFailedSteps = 3
 )
+
+// The token bound of a turn (Config.MaxTokens), decided once here: the
+// reasoning's budget plus room for the answer after it. A turn whose
+// reasoning has no budget is capped, so a model that never stops cannot
+// stall a run or a benchmark.
+const (
+	// AnswerTokens is the room for the answer: a call, or a short text
+	// before it, fits with plenty to spare.
+	AnswerTokens = 512
+	// MaxTurnTokens bounds a thinking turn without a budget.
+	MaxTurnTokens = 8192
+)
+
+// TurnTokens is the token bound of one turn: AnswerTokens with thinking
+// off, ThinkBudget+AnswerTokens with a budget, MaxTurnTokens without one.
+func TurnTokens(think bool, thinkBudget int) int {
+	switch {
+	case !think:
+		return AnswerTokens
+	case thinkBudget <= 0:
+		return MaxTurnTokens
+	}
+	return thinkBudget + AnswerTokens
+}
 
 // DefaultSensitive is the default list of labels whose elements always wait
 // for approval before they are tapped.
@@ -63,9 +90,12 @@ type Config struct {
 	// ThinkBudget caps the reasoning of one turn in tokens (0: no cap). At
 	// the cap the loop closes the reasoning and takes the answer anyway.
 	ThinkBudget int
-	// MaxTokens bounds a whole turn; 0 leaves it to the backend.
+	// MaxTokens bounds a whole turn; 0 means TurnTokens(Think,
+	// ThinkBudget).
 	MaxTokens int
-	Sampling  model.Sampling
+	// Sampling is how the model picks tokens; the zero value is greedy.
+	// config.Settings.Loop fills it from the settings.
+	Sampling model.Sampling
 	// Constrain asks backends that can to limit the answer to a valid call
 	// (model.ChatRequest.Constrain), with the screen's indices.
 	Constrain bool
@@ -143,6 +173,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.MaxSteps <= 0 {
 		c.MaxSteps = DefaultMaxSteps
+	}
+	if c.MaxTokens <= 0 {
+		c.MaxTokens = TurnTokens(c.Think, c.ThinkBudget)
 	}
 	if c.Sensitive == nil {
 		c.Sensitive = DefaultSensitive

@@ -52,7 +52,7 @@ func (r *runner) decide(ctx context.Context) (*action.Call, error) {
 		return call, err
 	}
 	r.warn("no usable tool call in the answer; asking once more")
-	if err := r.cfg.Hold(ctx, HoldTurn); err != nil {
+	if err := r.hold(ctx, HoldTurn); err != nil {
 		return nil, err
 	}
 	// The failed answer goes back without its reasoning: the template

@@ -13,20 +13,56 @@ import (
 // EventType names an event.
 type EventType string
 
-// Event types, in the order they occur within a run.
+// Event types, in the order they occur within a run. Every event also
+// carries Time and Device (the phone's name, as run_started gives it).
 const (
-	EvRunStarted   EventType = "run_started"   // Task, MaxSteps, Device, Model
+	EvRunStarted   EventType = "run_started"   // Task, MaxSteps, Model
+	EvHold         EventType = "hold"          // Stage: the run passed a hold point (Config.Hold); replays hold there
 	EvStepStarted  EventType = "step_started"  // Step, Screen
 	EvPrompt       EventType = "prompt"        // Step, Messages: the conversation sent to the model (recordings keep it; displays may ignore it)
 	EvThinking     EventType = "thinking"      // Step, Text: a reasoning token (may be coalesced)
 	EvAnswer       EventType = "answer"        // Step, Text: an answer token (may be coalesced)
 	EvModelStats   EventType = "model_stats"   // Step, Stats
 	EvToolCall     EventType = "tool_call"     // Step, Call, Parse (Call is nil when nothing usable was found; Parse.Errors says why)
-	EvApproval     EventType = "approval"      // Step, Call, Text: the call waits for the user (sensitive or step mode)
-	EvAction       EventType = "action"        // Step, Call, Detail, Error
+	EvApproval     EventType = "approval"      // Step, Call, Approval, Text: the call waits for the user; Approval says why, Text in words
+	EvAction       EventType = "action"        // Step, Call, Outcome, Detail, Error
 	EvScreenChange EventType = "screen_change" // Step, Changed, Detail: switches the action flipped, e.g. `"Wi-Fi" turned on`
 	EvWarning      EventType = "warning"       // Step, Text
 	EvFinished     EventType = "finished"      // Result
+)
+
+// Outcome is what became of a call, in an EvAction event. Consumers decide
+// on it, never on the event's Detail or Error, which are for people.
+type Outcome string
+
+// Outcomes.
+const (
+	// OutcomeDone: the call was carried out (task_complete included).
+	OutcomeDone Outcome = "done"
+	// OutcomeFailed: the device refused or failed it; Error says how.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeNotRun: the checks refused it before anything ran (schema,
+	// an element not on the screen, an app not installed, an invalid
+	// edit); Error says why.
+	OutcomeNotRun Outcome = "not_run"
+	// OutcomeRefused: it needed the user's approval and nobody could
+	// give it.
+	OutcomeRefused Outcome = "refused"
+	// OutcomeSkipped: the user skipped it.
+	OutcomeSkipped Outcome = "skipped"
+)
+
+// ApprovalReason is why a call waits for the user (EvApproval's Approval,
+// ApprovalRequest.Why).
+type ApprovalReason string
+
+// Approval reasons.
+const (
+	// ApprovalSensitive: the sensitive-action policy (a label, a password
+	// field); the event's Text says which.
+	ApprovalSensitive ApprovalReason = "sensitive"
+	// ApprovalStepMode: step mode, in which every call waits.
+	ApprovalStepMode ApprovalReason = "step_mode"
 )
 
 // Droppable reports whether a consumer under load may coalesce or drop the
@@ -87,11 +123,17 @@ type Event struct {
 	Type EventType `json:"type"`
 	Time time.Time `json:"time"`
 	Step int       `json:"step,omitempty"`
+	// Device names the phone of the run; every event of a run has it, so
+	// the events of runs on several phones can share one stream.
+	Device string `json:"device,omitempty"`
 
 	Task     string `json:"task,omitempty"`
 	MaxSteps int    `json:"max_steps,omitempty"`
-	Device   string `json:"device,omitempty"`
 	Model    string `json:"model,omitempty"`
+
+	Stage    Stage          `json:"stage,omitempty"`    // EvHold
+	Outcome  Outcome        `json:"outcome,omitempty"`  // EvAction
+	Approval ApprovalReason `json:"approval,omitempty"` // EvApproval
 
 	Screen  *ScreenInfo  `json:"screen,omitempty"`
 	Text    string       `json:"text,omitempty"`

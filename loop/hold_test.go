@@ -11,8 +11,9 @@ import (
 )
 
 // TestHoldPoints: Hold is asked before every turn (each step_started and
-// the corrective turn) and after the tool_call of every usable call, and
-// a Hold that returns at once changes nothing.
+// the corrective turn) and after the tool_call of every usable call, each
+// time right after an EvHold event naming the stage (what recordings keep
+// and replays hold at), and a Hold that returns at once changes nothing.
 func TestHoldPoints(t *testing.T) {
 	turns := []string{
 		thinkThen("Settings.", call("open_app", "name", "Settings")),
@@ -26,6 +27,8 @@ func TestHoldPoints(t *testing.T) {
 		c.OnEvent = func(e Event) {
 			inner(e)
 			switch e.Type {
+			case EvHold:
+				seq = append(seq, "hold("+string(e.Stage)+")")
 			case EvStepStarted, EvToolCall, EvFinished:
 				s := string(e.Type)
 				if e.Type == EvToolCall && e.Call == nil {
@@ -43,9 +46,9 @@ func TestHoldPoints(t *testing.T) {
 		t.Fatalf("result = %+v", r.res)
 	}
 	want := strings.Join([]string{
-		"HOLD turn", "step_started", "tool_call", "HOLD action",
-		"HOLD turn", "step_started", "tool_call(none)", "HOLD turn", "tool_call", "HOLD action",
-		"HOLD turn", "step_started", "tool_call", "HOLD action", "finished",
+		"hold(turn)", "HOLD turn", "step_started", "tool_call", "hold(action)", "HOLD action",
+		"hold(turn)", "HOLD turn", "step_started", "tool_call(none)", "hold(turn)", "HOLD turn", "tool_call", "hold(action)", "HOLD action",
+		"hold(turn)", "HOLD turn", "step_started", "tool_call", "hold(action)", "HOLD action", "finished",
 	}, " | ")
 	if got := strings.Join(seq, " | "); got != want {
 		t.Errorf("sequence\n got %s\nwant %s", got, want)
@@ -105,10 +108,13 @@ func TestHoldPausesWithoutBlockingEvents(t *testing.T) {
 				t.Errorf("held at %q, want %q", stage, HoldAction)
 			}
 			mu.Lock()
-			last := events[len(events)-1]
+			last, call := events[len(events)-1], events[len(events)-2]
 			mu.Unlock()
-			if last.Type != EvToolCall || last.Call == nil || last.Call.Name != "open_app" {
-				t.Errorf("the last event before the hold is %s %v, want the tool_call of open_app", last.Type, last.Call)
+			if last.Type != EvHold || last.Stage != HoldAction {
+				t.Errorf("the last event before the hold is %s %q, want the hold event of %q", last.Type, last.Stage, HoldAction)
+			}
+			if call.Type != EvToolCall || call.Call == nil || call.Call.Name != "open_app" {
+				t.Errorf("the event before the hold's is %s %v, want the tool_call of open_app", call.Type, call.Call)
 			}
 			if got := phone.did(); len(got) != 0 {
 				t.Errorf("the device acted while the run was held: %q", got)

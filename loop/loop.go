@@ -54,10 +54,17 @@ func stop(format string, args ...any) error { return &stopErr{reason: fmt.Sprint
 
 func (r *runner) emit(ev Event) {
 	ev.Time = r.cfg.Now()
+	ev.Device = r.cfg.DeviceName
 	if ev.Step == 0 && ev.Type != EvRunStarted && ev.Type != EvFinished {
 		ev.Step = r.step
 	}
 	r.cfg.OnEvent(ev)
+}
+
+// hold passes a hold point: the event that records it, then Config.Hold.
+func (r *runner) hold(ctx context.Context, stage Stage) error {
+	r.emit(Event{Type: EvHold, Stage: stage})
+	return r.cfg.Hold(ctx, stage)
 }
 
 func (r *runner) warn(text string) {
@@ -66,8 +73,7 @@ func (r *runner) warn(text string) {
 
 func (r *runner) run(ctx context.Context) Result {
 	r.start = r.cfg.Now()
-	r.emit(Event{Type: EvRunStarted, Task: r.cfg.Task, MaxSteps: r.cfg.MaxSteps,
-		Device: r.cfg.DeviceName, Model: modelName(r.cfg)})
+	r.emit(Event{Type: EvRunStarted, Task: r.cfg.Task, MaxSteps: r.cfg.MaxSteps, Model: modelName(r.cfg)})
 	for _, w := range r.cfg.Warnings {
 		r.warn(w)
 	}
@@ -130,7 +136,7 @@ func (r *runner) endWith(ctx context.Context, err error) Result {
 
 // oneStep runs step r.step. done reports that the run is over with res.
 func (r *runner) oneStep(ctx context.Context) (done bool, res Result, err error) {
-	if err := r.cfg.Hold(ctx, HoldTurn); err != nil {
+	if err := r.hold(ctx, HoldTurn); err != nil {
 		return false, Result{}, err
 	}
 	r.emit(Event{Type: EvStepStarted, Screen: r.screenInfo(ctx)})
@@ -140,12 +146,12 @@ func (r *runner) oneStep(ctx context.Context) (done bool, res Result, err error)
 		return false, Result{}, err
 	}
 	if call != nil {
-		if err := r.cfg.Hold(ctx, HoldAction); err != nil {
+		if err := r.hold(ctx, HoldAction); err != nil {
 			return false, Result{}, err
 		}
 	}
 	if call == nil {
-		r.record(outcome{result: "no usable tool call", note: "Your last answer had no usable tool call. Answer with exactly one tool call."})
+		r.record(stepOutcome{result: "no usable tool call", note: "Your last answer had no usable tool call. Answer with exactly one tool call."})
 		return false, Result{}, r.failedStep("the model gave no usable tool call")
 	}
 
@@ -155,8 +161,8 @@ func (r *runner) oneStep(ctx context.Context) (done bool, res Result, err error)
 
 	target, verr := r.validate(ctx, *call)
 	if verr != nil {
-		r.emit(Event{Type: EvAction, Call: call, Element: target.elementPtr(), Detail: "not run", Error: verr.Error()})
-		r.record(outcome{call: call, target: target, result: fmt.Sprintf("error: %v", verr), note: fmt.Sprintf("was not run: %v.", verr), error: true})
+		r.emit(Event{Type: EvAction, Call: call, Element: target.elementPtr(), Outcome: OutcomeNotRun, Detail: "not run", Error: verr.Error()})
+		r.record(stepOutcome{call: call, target: target, result: fmt.Sprintf("error: %v", verr), note: fmt.Sprintf("was not run: %v.", verr), error: true})
 		return false, Result{}, r.failedStep("")
 	}
 
@@ -174,7 +180,7 @@ func (r *runner) oneStep(ctx context.Context) (done bool, res Result, err error)
 // complete ends the run on task_complete, checked by cfg.Verify.
 func (r *runner) complete(ctx context.Context, call *action.Call) Result {
 	summary, _ := call.Arguments["summary"].(string)
-	r.emit(Event{Type: EvAction, Call: call, Detail: "task_complete"})
+	r.emit(Event{Type: EvAction, Call: call, Outcome: OutcomeDone, Detail: "task_complete"})
 	res := Result{Success: true, Reason: "task_complete", Summary: summary}
 	if r.cfg.Verify != nil {
 		if err := r.cfg.Verify(ctx); err != nil {
@@ -198,19 +204,19 @@ func (r *runner) failedStep(why string) error {
 }
 
 // act executes call, waits for the screen to settle and checks progress.
-func (r *runner) act(ctx context.Context, call action.Call, target target) error {
+func (r *runner) act(ctx context.Context, call action.Call, target Target) error {
 	before := r.screen
-	detail, aerr := r.execute(ctx, call, target)
-	ev := Event{Type: EvAction, Call: &call, Element: target.elementPtr(), Detail: detail}
+	done, aerr := Execute(ctx, r.cfg.Device, r.screen, call, r.cfg.Sleep)
+	ev := Event{Type: EvAction, Call: &call, Element: target.elementPtr(), Outcome: OutcomeDone, Detail: done.Detail}
 	if aerr != nil {
-		ev.Error = aerr.Error()
+		ev.Outcome, ev.Error = OutcomeFailed, aerr.Error()
 	}
 	r.emit(ev)
 	if aerr != nil {
 		if ctx.Err() != nil || errors.Is(aerr, device.ErrNoDevice) {
 			return fmt.Errorf("%s: %w", call.Name, aerr)
 		}
-		r.record(outcome{call: &call, target: target, result: fmt.Sprintf("failed: %v", aerr), note: fmt.Sprintf("failed: %v.", aerr), error: true})
+		r.record(stepOutcome{call: &call, target: target, result: fmt.Sprintf("failed: %v", aerr), note: fmt.Sprintf("failed: %v.", aerr), error: true})
 		return r.failedStep("actions keep failing: " + aerr.Error())
 	}
 	r.failed = 0
@@ -220,7 +226,7 @@ func (r *runner) act(ctx context.Context, call action.Call, target target) error
 	}
 	if r.screen == nil {
 		// observe's note says why and what the model may do.
-		r.record(outcome{call: &call, target: target, result: "the screen could not be read"})
+		r.record(stepOutcome{call: &call, target: target, result: "the screen could not be read"})
 		return nil
 	}
 	changed := before == nil || before.Fingerprint() != r.screen.Fingerprint()
@@ -231,7 +237,7 @@ func (r *runner) act(ctx context.Context, call action.Call, target target) error
 		}
 	}
 	r.emit(Event{Type: EvScreenChange, Changed: &changed, Detail: strings.Join(flips, ", ")})
-	o := outcome{call: &call, target: target, result: "screen changed"}
+	o := stepOutcome{call: &call, target: target, result: "screen changed"}
 	if !changed {
 		o.result = "screen did not change"
 		o.note = "was done, but the screen did not change."
@@ -263,13 +269,13 @@ func onOff(on bool) string {
 // garbage must not make every later prompt a page longer.
 const maxHistoryLine = 240
 
-// outcome is what became of one step. record tells it in one place to
+// stepOutcome is what became of one step. record tells it in one place to
 // both of the model's readers: a line of the history every later prompt
 // shows, and, when the model needs more than that line, a note in the
 // next prompt. Both name the call and its element's label.
-type outcome struct {
+type stepOutcome struct {
 	call   *action.Call // nil when the model gave no usable call
-	target target
+	target Target
 	result string // the history line's end: "screen changed", "error: ..."
 	// note is what the next prompt says after naming the call ("was not
 	// run: ..."), or the whole note when there is no call; "" when the
@@ -278,7 +284,7 @@ type outcome struct {
 	error bool // the note reports an error
 }
 
-func (r *runner) record(o outcome) {
+func (r *runner) record(o stepOutcome) {
 	subject := ""
 	if o.call != nil {
 		subject = o.call.String() + o.target.quoted()

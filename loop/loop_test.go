@@ -601,10 +601,10 @@ func TestSensitiveActions(t *testing.T) {
 			c.ConsultAlways = true
 			c.Approver = verdict(Approve)(&asked)
 		})
-		if len(asked) != 2 || asked[0].Sensitive || !asked[1].Sensitive || asked[0].Reason != "" {
+		if len(asked) != 2 || asked[0].Why != "" || asked[1].Why != ApprovalSensitive || asked[0].Reason != "" {
 			t.Errorf("asked %+v", asked)
 		}
-		if ev := r.of(EvApproval); len(ev) != 1 || !strings.Contains(ev[0].Text, "Pay") {
+		if ev := r.of(EvApproval); len(ev) != 1 || ev[0].Approval != ApprovalSensitive || !strings.Contains(ev[0].Text, "Pay") {
 			t.Errorf("approval events %+v", ev)
 		}
 	})

@@ -46,7 +46,7 @@ func (p *progress) dumpOK() { p.dumpFails = 0 }
 
 // check looks at one executed action that led from before to after. It
 // returns a warning for the model, and a reason when the run must stop.
-func (p *progress) check(step int, before, after *uixml.Screen, call action.Call, t target) (warning, stopReason string) {
+func (p *progress) check(step int, before, after *uixml.Screen, call action.Call, t Target) (warning, stopReason string) {
 	p.lastToggles = nil
 	if before == nil || after == nil {
 		p.fps = nil

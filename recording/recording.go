@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,8 +25,12 @@ import (
 	"github.com/droidgo/droidgo/loop"
 )
 
-// Version is the recording format version written in headers.
-const Version = 1
+// Version is the recording format version written in headers. Version 2
+// added to the events what version 1 left to be guessed from their text:
+// the device on every event, an action's outcome, an approval's reason
+// and the loop's hold points (EvHold). Read fills those in for a version
+// 1 recording (upgrade), so every consumer sees version 2 events.
+const Version = 2
 
 // HeaderType is the type of the first line of a recording.
 const HeaderType = "recording"
@@ -190,7 +195,72 @@ func Read(r io.Reader) (*Recording, error) {
 	if rec.Header.Type == "" {
 		return nil, errors.New("empty file: no recording header")
 	}
+	if rec.Header.Version < 2 {
+		rec.Events = upgrade(rec.Events, rec.Header.Device)
+	}
 	return rec, nil
+}
+
+// upgrade gives the events of a version 1 recording what version 2 events
+// carry. Version 1 said it in words only, so this, and nothing else, reads
+// the words the loop wrote then: an action's Detail and Error ("not run",
+// "needs approval: ...", "skipped by the user"), an approval's Text ("step
+// mode"). The hold points are where the loop of version 1 held: before
+// each step_started event, and after each tool_call event (before the
+// call was run, or before the corrective turn when it had none).
+func upgrade(events []loop.Event, device string) []loop.Event {
+	out := make([]loop.Event, 0, len(events)+len(events)/4)
+	hold := func(at loop.Event, stage loop.Stage) {
+		out = append(out, loop.Event{Type: loop.EvHold, Time: at.Time, Step: at.Step, Device: device, Stage: stage})
+	}
+	for _, ev := range events {
+		if ev.Type == loop.EvRunStarted && ev.Device != "" {
+			device = ev.Device
+		}
+		if ev.Device == "" {
+			ev.Device = device
+		}
+		switch ev.Type {
+		case loop.EvStepStarted:
+			hold(ev, loop.HoldTurn)
+		case loop.EvAction:
+			if ev.Outcome == "" {
+				ev.Outcome = legacyOutcome(ev)
+			}
+		case loop.EvApproval:
+			if ev.Approval == "" {
+				ev.Approval = loop.ApprovalSensitive
+				if ev.Text == "step mode" {
+					ev.Approval = loop.ApprovalStepMode
+				}
+			}
+		}
+		out = append(out, ev)
+		if ev.Type == loop.EvToolCall {
+			stage := loop.HoldAction
+			if ev.Call == nil {
+				stage = loop.HoldTurn
+			}
+			hold(ev, stage)
+		}
+	}
+	return out
+}
+
+// legacyOutcome reads the outcome of a version 1 action event from its
+// words.
+func legacyOutcome(ev loop.Event) loop.Outcome {
+	switch {
+	case ev.Detail == "skipped by the user":
+		return loop.OutcomeSkipped
+	case ev.Detail == "not run" && strings.HasPrefix(ev.Error, "needs approval: "):
+		return loop.OutcomeRefused
+	case ev.Detail == "not run":
+		return loop.OutcomeNotRun
+	case ev.Error != "":
+		return loop.OutcomeFailed
+	}
+	return loop.OutcomeDone
 }
 
 // Open reads the recording in path.
@@ -239,16 +309,17 @@ type ReplayOptions struct {
 	// Now and Sleep replace the clock in tests.
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Hold, when set, is called where the recorded run passed its hold
-	// points (loop.Config.Hold): before each step_started event, and after
-	// each tool_call event. A UI pauses the replay there.
+	// Hold, when set, is called at the recorded run's hold points (its
+	// EvHold events: where loop.Config.Hold was asked). A UI pauses the
+	// replay there.
 	Hold func(ctx context.Context, stage loop.Stage) error
 }
 
 // Replay emits the recording's events in order, pausing between them as
-// the run did (scaled by Speed). Event times are moved to the replay's
-// clock so displays show live elapsed times. It returns ctx.Err() when
-// cancelled (also while held) and nil after the last event.
+// the run did (scaled by Speed), and holds where the run passed a hold
+// point. Event times are moved to the replay's clock so displays show live
+// elapsed times. It returns ctx.Err() when cancelled (also while held) and
+// nil after the last event.
 func Replay(ctx context.Context, rec *Recording, opts ReplayOptions, emit func(loop.Event)) error {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -275,20 +346,9 @@ func Replay(ctx context.Context, rec *Recording, opts ReplayOptions, emit func(l
 			}
 		}
 		ev.Time = start.Add(offset)
-		if ev.Type == loop.EvStepStarted && opts.Hold != nil {
-			if err := opts.Hold(ctx, loop.HoldTurn); err != nil {
-				return err
-			}
-		}
 		emit(ev)
-		if ev.Type == loop.EvToolCall && opts.Hold != nil {
-			// After a call, the run went on to act; after none, to
-			// another turn.
-			stage := loop.HoldAction
-			if ev.Call == nil {
-				stage = loop.HoldTurn
-			}
-			if err := opts.Hold(ctx, stage); err != nil {
+		if ev.Type == loop.EvHold && opts.Hold != nil {
+			if err := opts.Hold(ctx, ev.Stage); err != nil {
 				return err
 			}
 		}

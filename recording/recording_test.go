@@ -13,6 +13,7 @@ import (
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/loop"
+	"github.com/droidgo/droidgo/model/script"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -20,15 +21,18 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 func sampleEvents() []loop.Event {
 	el := 2
 	changed := true
+	tap := &action.Call{Name: "tap", Arguments: map[string]any{"index": float64(2)}}
 	return []loop.Event{
 		{Type: loop.EvRunStarted, Time: t0, Task: "Turn on Wi-Fi", MaxSteps: 20, Device: "sim:wifi", Model: "script:wifi.txt"},
-		{Type: loop.EvStepStarted, Time: t0.Add(10 * time.Millisecond), Step: 1, Screen: &loop.ScreenInfo{Width: 1080, Height: 2400, Prompt: "[0] button \"Settings\"", XML: "<hierarchy/>", Fingerprint: "f1"}},
-		{Type: loop.EvThinking, Time: t0.Add(50 * time.Millisecond), Step: 1, Text: "Open"},
-		{Type: loop.EvThinking, Time: t0.Add(90 * time.Millisecond), Step: 1, Text: " it"},
-		{Type: loop.EvToolCall, Time: t0.Add(100 * time.Millisecond), Step: 1, Call: &action.Call{Name: "tap", Arguments: map[string]any{"index": float64(2)}}, Parse: &loop.ParseInfo{Format: "native", Raw: "Open it</think><tool_call>..."}},
-		{Type: loop.EvAction, Time: t0.Add(110 * time.Millisecond), Step: 1, Call: &action.Call{Name: "tap", Arguments: map[string]any{"index": float64(2)}}, Element: &el, Detail: "tap 1 2"},
-		{Type: loop.EvScreenChange, Time: t0.Add(20 * time.Second), Step: 1, Changed: &changed},
-		{Type: loop.EvFinished, Time: t0.Add(20*time.Second + 10*time.Millisecond), Step: 1, Result: &loop.Result{Success: true, Reason: "task_complete", Steps: 1, Seconds: 20.01}},
+		{Type: loop.EvHold, Time: t0.Add(10 * time.Millisecond), Step: 1, Device: "sim:wifi", Stage: loop.HoldTurn},
+		{Type: loop.EvStepStarted, Time: t0.Add(10 * time.Millisecond), Step: 1, Device: "sim:wifi", Screen: &loop.ScreenInfo{Width: 1080, Height: 2400, Prompt: "[0] button \"Settings\"", XML: "<hierarchy/>", Fingerprint: "f1"}},
+		{Type: loop.EvThinking, Time: t0.Add(50 * time.Millisecond), Step: 1, Device: "sim:wifi", Text: "Open"},
+		{Type: loop.EvThinking, Time: t0.Add(90 * time.Millisecond), Step: 1, Device: "sim:wifi", Text: " it"},
+		{Type: loop.EvToolCall, Time: t0.Add(100 * time.Millisecond), Step: 1, Device: "sim:wifi", Call: tap, Parse: &loop.ParseInfo{Format: "native", Raw: "Open it</think><tool_call>..."}},
+		{Type: loop.EvHold, Time: t0.Add(100 * time.Millisecond), Step: 1, Device: "sim:wifi", Stage: loop.HoldAction},
+		{Type: loop.EvAction, Time: t0.Add(110 * time.Millisecond), Step: 1, Device: "sim:wifi", Call: tap, Element: &el, Outcome: loop.OutcomeDone, Detail: "tap 1 2"},
+		{Type: loop.EvScreenChange, Time: t0.Add(20 * time.Second), Step: 1, Device: "sim:wifi", Changed: &changed},
+		{Type: loop.EvFinished, Time: t0.Add(20*time.Second + 10*time.Millisecond), Step: 1, Device: "sim:wifi", Result: &loop.Result{Success: true, Reason: "task_complete", Steps: 1, Seconds: 20.01}},
 	}
 }
 
@@ -62,7 +66,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("started = %+v", rec.Started())
 	}
 	first, _ := os.ReadFile(path)
-	if !bytes.HasPrefix(first, []byte(`{"type":"recording","version":1,`)) {
+	if !bytes.HasPrefix(first, []byte(`{"type":"recording","version":2,`)) {
 		t.Errorf("the file does not start with the header: %.60s", first)
 	}
 }
@@ -75,15 +79,15 @@ func TestFlushedPerEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := sampleEvents()
-	for _, ev := range evs[:5] {
+	for _, ev := range evs[:6] {
 		w.Event(ev)
 	}
 	rec, err := Read(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.Events) != 5 {
-		t.Errorf("%d events on disk before Close, want 5", len(rec.Events))
+	if len(rec.Events) != 6 {
+		t.Errorf("%d events on disk before Close, want 6", len(rec.Events))
 	}
 	if rec.Result() != nil {
 		t.Error("an unfinished recording has a result")
@@ -175,9 +179,9 @@ func TestReplayCancel(t *testing.T) {
 	}
 }
 
-// TestReplayHolds: a replay passes the recorded run's hold points, so a
-// UI pauses it where it would pause the live run; a hold that ends with
-// the context ends the replay.
+// TestReplayHolds: a replay holds at the recorded run's hold points (its
+// hold events), so a UI pauses it where it would pause the live run; a
+// hold that ends with the context ends the replay.
 func TestReplayHolds(t *testing.T) {
 	var seq []string
 	err := Replay(context.Background(), &Recording{Events: sampleEvents()}, ReplayOptions{
@@ -189,7 +193,7 @@ func TestReplayHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "run_started|HOLD turn|step_started|thinking|thinking|tool_call|HOLD action|action|screen_change|finished"
+	want := "run_started|hold|HOLD turn|step_started|thinking|thinking|tool_call|hold|HOLD action|action|screen_change|finished"
 	if got := strings.Join(seq, "|"); got != want {
 		t.Errorf("sequence\n got %s\nwant %s", got, want)
 	}
@@ -203,8 +207,117 @@ func TestReplayHolds(t *testing.T) {
 			return ctx.Err()
 		},
 	}, func(loop.Event) { n++ })
-	if !errors.Is(err, context.Canceled) || n != 1 {
-		t.Errorf("err = %v after %d events, want cancelled after run_started", err, n)
+	if !errors.Is(err, context.Canceled) || n != 2 {
+		t.Errorf("err = %v after %d events, want cancelled after run_started and the first hold", err, n)
+	}
+}
+
+// screenPhone is a phone that always shows one screen and does nothing.
+type screenPhone struct{}
+
+const oneScreen = `<hierarchy rotation="0"><node index="0" text="" class="android.widget.FrameLayout" package="p" bounds="[0,0][1080,2400]"><node index="0" text="Wi-Fi" class="android.widget.Button" package="p" clickable="true" bounds="[0,100][1080,300]"/></node></hierarchy>`
+
+func (screenPhone) Dump(ctx context.Context) ([]byte, error)                       { return []byte(oneScreen), nil }
+func (screenPhone) Tap(context.Context, int, int) error                            { return nil }
+func (screenPhone) LongPress(context.Context, int, int) error                      { return nil }
+func (screenPhone) Type(context.Context, string) error                             { return nil }
+func (screenPhone) Key(context.Context, string) error                              { return nil }
+func (screenPhone) OpenApp(context.Context, string) error                          { return nil }
+func (screenPhone) Size(context.Context) (int, int, error)                         { return 1080, 2400, nil }
+func (screenPhone) CurrentApp(context.Context) (string, error)                     { return "p", nil }
+func (screenPhone) Swipe(context.Context, int, int, int, int, time.Duration) error { return nil }
+
+// TestReplayHoldsAsTheLoopDid: a recorded run holds in its replay exactly
+// where the loop held, also after a corrective turn that still had no call
+// (where the loop goes on to the next step without a hold of its own, and
+// guessing the holds from the tool_call events would hold twice).
+func TestReplayHoldsAsTheLoopDid(t *testing.T) {
+	prose := "--- turn\nHmm.</think>I am not sure.\n"
+	s, err := script.Parse("holds", []byte(prose+prose+
+		"--- turn\nTap it.</think><tool_call>tap<arg_key>index</arg_key><arg_value>0</arg_value></tool_call>\n"+
+		"--- turn\nDone.</think><tool_call>task_complete<arg_key>summary</arg_key><arg_value>ok</arg_value></tool_call>\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{Scripted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []string
+	res := loop.Run(context.Background(), loop.Config{
+		Task: "t", Device: screenPhone{}, DeviceName: "phone", Think: true, Sensitive: []string{},
+		Model:   script.New(s, script.Options{}),
+		OnEvent: w.Event, PollInterval: time.Millisecond, SettleTimeout: 5 * time.Millisecond,
+		Hold: func(_ context.Context, stage loop.Stage) error {
+			live = append(live, string(stage))
+			return nil
+		},
+	})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Success {
+		t.Fatalf("run: %+v", res)
+	}
+	rec, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replayed []string
+	err = Replay(context.Background(), rec, ReplayOptions{Hold: func(_ context.Context, stage loop.Stage) error {
+		replayed = append(replayed, string(stage))
+		return nil
+	}}, func(loop.Event) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, r := strings.Join(live, " "), strings.Join(replayed, " "); l != r {
+		t.Errorf("holds\n live   %s\n replay %s", l, r)
+	}
+	for _, ev := range rec.Events {
+		if ev.Device != "phone" {
+			t.Errorf("a %s event names the device %q", ev.Type, ev.Device)
+		}
+	}
+}
+
+// TestReadVersion1: a recording of version 1, whose events said in words
+// what version 2 types, is read as version 2: every event names the
+// device, actions have their outcome, and the hold points are where the
+// loop of version 1 held.
+func TestReadVersion1(t *testing.T) {
+	rec, err := Open(filepath.Join("testdata", "v1-wifi-recover.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Header.Version != 1 {
+		t.Fatalf("testdata/v1-wifi-recover.jsonl is version %d", rec.Header.Version)
+	}
+	var seq []string
+	outcomes := map[loop.Outcome]int{}
+	for _, ev := range rec.Events {
+		if ev.Device != "sim:wifi" {
+			t.Errorf("a %s event names the device %q", ev.Type, ev.Device)
+		}
+		switch ev.Type {
+		case loop.EvHold:
+			seq = append(seq, "hold "+string(ev.Stage))
+		case loop.EvStepStarted, loop.EvToolCall:
+			seq = append(seq, string(ev.Type))
+		case loop.EvAction:
+			outcomes[ev.Outcome]++
+		}
+	}
+	// Step 5 has a corrective turn: prose, then a call.
+	step := "hold turn step_started tool_call hold action "
+	want := strings.Repeat(step, 4) + "hold turn step_started tool_call hold turn tool_call hold action " + step
+	if got := strings.Join(seq, " ") + " "; got != want {
+		t.Errorf("holds\n got %s\nwant %s", got, want)
+	}
+	// Step 3's bad index was not run; the rest was done.
+	if outcomes[loop.OutcomeNotRun] != 1 || outcomes[loop.OutcomeDone] != 5 || len(outcomes) != 2 {
+		t.Errorf("outcomes %v", outcomes)
 	}
 }
 

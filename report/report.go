@@ -45,7 +45,7 @@ func (t *Text) Event(ev loop.Event) {
 		t.token(ev)
 		return
 	}
-	if ev.Type == loop.EvPrompt {
+	if ev.Type == loop.EvPrompt || ev.Type == loop.EvHold {
 		return
 	}
 	t.endTokens()
@@ -187,9 +187,9 @@ func orNone(s string) string {
 	return s
 }
 
-// JSON writes one JSON object per event and line. Prompts and raw screen
-// XML are left out (recordings keep them); everything else is the event as
-// the loop emitted it.
+// JSON writes one JSON object per event and line. Prompts, hold points and
+// raw screen XML are left out (recordings keep them); everything else is
+// the event as the loop emitted it.
 type JSON struct {
 	mu  sync.Mutex
 	enc *json.Encoder
@@ -207,7 +207,7 @@ func NewJSON(w io.Writer) *JSON {
 
 // Event writes ev.
 func (j *JSON) Event(ev loop.Event) {
-	if ev.Type == loop.EvPrompt {
+	if ev.Type == loop.EvPrompt || ev.Type == loop.EvHold {
 		return
 	}
 	if ev.Screen != nil && ev.Screen.XML != "" {

@@ -92,10 +92,10 @@ func TestJSON(t *testing.T) {
 	if p.Err() != nil {
 		t.Fatal(p.Err())
 	}
-	prompts := 0
+	left := 0 // prompts and hold points
 	for _, ev := range rec.Events {
-		if ev.Type == loop.EvPrompt {
-			prompts++
+		if ev.Type == loop.EvPrompt || ev.Type == loop.EvHold {
+			left++
 		}
 	}
 	sc := bufio.NewScanner(&buf)
@@ -107,15 +107,18 @@ func TestJSON(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("line %d: %v", n, err)
 		}
-		if ev.Type == loop.EvPrompt || ev.Screen != nil && ev.Screen.XML != "" {
-			t.Errorf("line %d carries a prompt or raw XML", n)
+		if ev.Type == loop.EvPrompt || ev.Type == loop.EvHold || ev.Screen != nil && ev.Screen.XML != "" {
+			t.Errorf("line %d carries a prompt, a hold point or raw XML", n)
+		}
+		if ev.Device != "sim:wifi" {
+			t.Errorf("line %d: device %q, want every event to name the phone", n, ev.Device)
 		}
 		if ev.Type == loop.EvStepStarted && (ev.Screen == nil || ev.Screen.Prompt == "") {
 			t.Errorf("line %d: the screen was dropped with its XML", n)
 		}
 	}
-	if n != len(rec.Events)-prompts {
-		t.Errorf("%d lines for %d events (%d prompts)", n, len(rec.Events), prompts)
+	if n != len(rec.Events)-left {
+		t.Errorf("%d lines for %d events (%d prompts and hold points)", n, len(rec.Events), left)
 	}
 	// The printer must not change the caller's events.
 	for _, ev := range rec.Events {

@@ -41,14 +41,14 @@ var goldenStates = []struct {
 	{"approval", 80, 24, Options{}, func(m *ui, c *fakeClock) {
 		send(m, demoUntil(loop.EvToolCall, 4)...)
 		call := action.Call{Name: "tap", Arguments: map[string]any{"index": int64(1)}}
-		send(m, loop.Event{Type: loop.EvApproval, Step: 4, Call: &call, Element: ptr(1), Text: `label "Wi-Fi (off)" matches the sensitive word "Wi-Fi"`})
+		send(m, loop.Event{Type: loop.EvApproval, Step: 4, Call: &call, Element: ptr(1), Approval: loop.ApprovalSensitive, Text: `label "Wi-Fi (off)" matches the sensitive word "Wi-Fi"`})
 		m.Update(batchMsg{items: []item{{appr: &approval{req: loop.ApprovalRequest{Step: 4, Call: call, Label: "Wi-Fi (off)",
-			Sensitive: true, Reason: `label "Wi-Fi (off)" matches the sensitive word "Wi-Fi"`}, reply: make(chan loop.Decision, 1)}}}})
+			Why: loop.ApprovalSensitive, Reason: `label "Wi-Fi (off)" matches the sensitive word "Wi-Fi"`}, reply: make(chan loop.Decision, 1)}}}})
 	}},
 	{"edit", 80, 24, Options{StepMode: true}, func(m *ui, c *fakeClock) {
 		send(m, demoUntil(loop.EvToolCall, 3)...)
 		call := action.Call{Name: "tap", Arguments: map[string]any{"index": int64(1)}}
-		m.Update(batchMsg{items: []item{{appr: &approval{req: loop.ApprovalRequest{Step: 3, Call: call, Label: "Internet", Reason: "step mode"},
+		m.Update(batchMsg{items: []item{{appr: &approval{req: loop.ApprovalRequest{Step: 3, Call: call, Label: "Internet", Why: loop.ApprovalStepMode, Reason: "step mode"},
 			reply: make(chan loop.Decision, 1)}}}})
 		press(m, "e", "backspace", "backspace")
 		typeText(m, "9") // no closing parenthesis: the edit is refused

@@ -117,7 +117,7 @@ func TestRunWithoutTerminal(t *testing.T) {
 	for range 1000 {
 		u.Send(loop.Event{Type: loop.EvWarning, Text: "late"})
 	}
-	if d, err := u.Approve(context.Background(), loop.ApprovalRequest{Sensitive: true}); err != nil || d.Verdict != loop.Abort {
+	if d, err := u.Approve(context.Background(), loop.ApprovalRequest{Why: loop.ApprovalSensitive}); err != nil || d.Verdict != loop.Abort {
 		t.Errorf("Approve after Run = %+v, %v; want Abort", d, err)
 	}
 }
@@ -172,7 +172,7 @@ func TestRunKeysApprovePauseQuit(t *testing.T) {
 
 	decided := make(chan loop.Decision, 1)
 	go func() {
-		d, err := u.Approve(ctx, loop.ApprovalRequest{Step: 1, Sensitive: true, Reason: "label \"Pay\"",
+		d, err := u.Approve(ctx, loop.ApprovalRequest{Step: 1, Why: loop.ApprovalSensitive, Reason: "label \"Pay\"",
 			Call: action.Call{Name: "tap", Arguments: map[string]any{"index": int64(2)}}})
 		if err != nil {
 			t.Errorf("Approve: %v", err)
@@ -268,7 +268,7 @@ func TestApproveWithoutAsking(t *testing.T) {
 	// A sensitive call withdrawn by its context leaves the queue with a
 	// withdrawal the UI uses to drop the prompt.
 	u.gate.setPaused(false)
-	if _, err := u.Approve(ctx, loop.ApprovalRequest{Sensitive: true}); err != context.Canceled {
+	if _, err := u.Approve(ctx, loop.ApprovalRequest{Why: loop.ApprovalSensitive}); err != context.Canceled {
 		t.Fatalf("sensitive Approve with a cancelled context = %v", err)
 	}
 	items, _ := u.q.drain()

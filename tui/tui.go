@@ -110,7 +110,7 @@ func (u *UI) Close() { u.closeOnce.Do(u.q.close) }
 // the run is not paused. If the UI has quit, the answer is Abort; if ctx
 // ends first, the error is ctx's.
 func (u *UI) Approve(ctx context.Context, req loop.ApprovalRequest) (loop.Decision, error) {
-	if !req.Sensitive && !u.gate.inStepMode() {
+	if req.Why != loop.ApprovalSensitive && !u.gate.inStepMode() {
 		if err := u.gate.wait(ctx); err != nil {
 			return loop.Decision{}, err
 		}

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -60,6 +59,7 @@ type stepEntry struct {
 	step       int
 	call       *action.Call
 	acted      bool
+	outcome    loop.Outcome
 	detail     string
 	err        string
 	recoveries []string
@@ -315,7 +315,7 @@ func (m *ui) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		// still wait.
 		kept := m.approvals[:0]
 		for _, a := range m.approvals {
-			if a.req.Sensitive {
+			if a.req.Why == loop.ApprovalSensitive {
 				kept = append(kept, a)
 			} else {
 				a.reply <- loop.Decision{Verdict: loop.Approve}
@@ -377,25 +377,18 @@ func (m *ui) editKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 }
 
 // checkIndex checks an edited call's element index against the screen the
-// call is for, as the loop would, so a mistyped index is fixed in the
-// editor instead of wasting the step.
+// call is for, with the loop's check (loop.CheckIndex), so a mistyped
+// index is fixed in the editor instead of wasting the step.
 func (m *ui) checkIndex(c action.Call) error {
 	i, ok := indexArg(c)
 	if !ok {
 		return nil
 	}
-	if m.screen == nil {
-		return fmt.Errorf("index %d cannot be used: the screen could not be read", i)
+	n := -1
+	if m.screen != nil {
+		n = len(m.screen.Elements)
 	}
-	for _, e := range m.screen.Elements {
-		if e.Index == i {
-			return nil
-		}
-	}
-	if n := len(m.screen.Elements); n > 0 {
-		return fmt.Errorf("index %d is not on the screen; valid indices are %d-%d", i, m.screen.Elements[0].Index, m.screen.Elements[n-1].Index)
-	}
-	return fmt.Errorf("index %d is not on the screen, which has no elements", i)
+	return loop.CheckIndex(i, n)
 }
 
 // answer1 answers the approval on show.
@@ -493,9 +486,9 @@ func (m *ui) apply(it item) {
 			m.target = &i
 			m.scroll[paneElements].follow = true
 		}
-		// In step mode every step waits; only other reasons (the
-		// sensitive-action policy) are worth a line.
-		if ev.Text != "" && ev.Text != "step mode" {
+		// In step mode every step waits; only the sensitive-action
+		// policy's reasons are worth a line.
+		if ev.Approval == loop.ApprovalSensitive && ev.Text != "" {
 			e := m.entry(ev.Step)
 			e.notes = append(e.notes, ev.Text)
 		}
@@ -506,6 +499,7 @@ func (m *ui) apply(it item) {
 			e.call = &c
 		}
 		e.acted = true
+		e.outcome = ev.Outcome
 		e.detail = ev.Detail
 		e.err = ev.Error
 		if ev.Element != nil {

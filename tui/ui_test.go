@@ -67,7 +67,7 @@ func TestUpdateEvents(t *testing.T) {
 		{"the action's element wins over the call's", []loop.Event{
 			{Type: loop.EvStepStarted, Step: 1, Screen: screen},
 			{Type: loop.EvToolCall, Step: 1, Call: tap(1)},
-			{Type: loop.EvAction, Step: 1, Call: tap(0), Element: ptr(0), Detail: "tap 1 2"},
+			{Type: loop.EvAction, Step: 1, Call: tap(0), Element: ptr(0), Outcome: loop.OutcomeDone, Detail: "tap 1 2"},
 			{Type: loop.EvScreenChange, Step: 1, Changed: ptr(false)},
 		}, func(t *testing.T, m *ui) {
 			e := m.timeline[0]
@@ -78,7 +78,7 @@ func TestUpdateEvents(t *testing.T) {
 		{"failed actions, parse errors and warnings are kept", []loop.Event{
 			{Type: loop.EvStepStarted, Step: 1},
 			{Type: loop.EvToolCall, Step: 1, Parse: &loop.ParseInfo{Errors: []string{"no call found"}}},
-			{Type: loop.EvAction, Step: 1, Call: tap(9), Error: "index 9 is not on the screen"},
+			{Type: loop.EvAction, Step: 1, Call: tap(9), Outcome: loop.OutcomeNotRun, Error: "index 9 is not on the screen"},
 			{Type: loop.EvWarning, Step: 1, Text: "same action repeated"},
 		}, func(t *testing.T, m *ui) {
 			e := m.timeline[0]
@@ -177,7 +177,7 @@ func TestKeys(t *testing.T) {
 		}},
 		{"switching step mode off lets a step-mode call go", Options{StepMode: true}, nil, func(t *testing.T, m *ui) {
 			plain := &approval{req: loop.ApprovalRequest{Call: action.Call{Name: "wait"}, Reason: "step mode"}, reply: make(chan loop.Decision, 1)}
-			sens := &approval{req: loop.ApprovalRequest{Call: action.Call{Name: "wait"}, Sensitive: true}, reply: make(chan loop.Decision, 1)}
+			sens := &approval{req: loop.ApprovalRequest{Call: action.Call{Name: "wait"}, Why: loop.ApprovalSensitive}, reply: make(chan loop.Decision, 1)}
 			m.Update(batchMsg{items: []item{{appr: plain}, {appr: sens}}})
 			press(m, "s")
 			select {
@@ -285,7 +285,7 @@ func TestScrolling(t *testing.T) {
 
 func TestApprovalKeys(t *testing.T) {
 	req := loop.ApprovalRequest{Step: 3, Call: action.Call{Name: "tap", Arguments: map[string]any{"index": int64(2)}},
-		Label: "Pay", Sensitive: true, Reason: `label "Pay" matches the sensitive word "Pay"`}
+		Label: "Pay", Why: loop.ApprovalSensitive, Reason: `label "Pay" matches the sensitive word "Pay"`}
 	tests := []struct {
 		name    string
 		keys    []string
@@ -315,7 +315,7 @@ func TestApprovalKeys(t *testing.T) {
 		{name: "an unknown tool stays in edit mode", keys: []string{"e", "ctrl+u"}, typed: "fly(to=moon)", enter: true,
 			editing: true, errSub: "unknown tool"},
 		{name: "an index not on the screen stays in edit mode", keys: []string{"e", "ctrl+u"}, typed: "tap(index=9)", enter: true,
-			editing: true, errSub: "index 9 is not on the screen; valid indices are 0-5"},
+			editing: true, errSub: loop.CheckIndex(9, 6).Error()}, // the loop's own check and words
 		{name: "esc leaves edit mode without answering", keys: []string{"e", "esc"}},
 		{name: "q in edit mode is typed, not quit", keys: []string{"e", "q"}, editing: true},
 	}
@@ -489,12 +489,42 @@ func TestApprovalNoteTense(t *testing.T) {
 	call := action.Call{Name: "tap", Arguments: map[string]any{"index": int64(1)}}
 	send(m, loop.Event{Type: loop.EvStepStarted, Step: 1},
 		loop.Event{Type: loop.EvToolCall, Step: 1, Call: &call},
-		loop.Event{Type: loop.EvApproval, Step: 1, Call: &call, Text: "sensitive"})
+		loop.Event{Type: loop.EvApproval, Step: 1, Call: &call, Approval: loop.ApprovalSensitive, Text: "sensitive"})
 	if f := frame(m); !strings.Contains(f, "waiting for approval: sensitive") || strings.Contains(f, "waited for") {
 		t.Errorf("while waiting:\n%s", f)
 	}
-	send(m, loop.Event{Type: loop.EvAction, Step: 1, Call: &call, Detail: "tap 1 1"})
+	send(m, loop.Event{Type: loop.EvAction, Step: 1, Call: &call, Outcome: loop.OutcomeDone, Detail: "tap 1 1"})
 	if f := frame(m); !strings.Contains(f, "waited for approval: sensitive") {
 		t.Errorf("after the action:\n%s", f)
+	}
+}
+
+// TestTypesNotWords: the timeline decides on an action's Outcome and an
+// approval's Approval, never on the words of their Detail and Text, so
+// rewording the loop's messages changes nothing here.
+func TestTypesNotWords(t *testing.T) {
+	m, _ := newTestUI(t, Options{Task: "t", EveryCall: true}, 100, 30)
+	call := action.Call{Name: "tap", Arguments: map[string]any{"index": int64(1)}}
+	send(m, loop.Event{Type: loop.EvStepStarted, Step: 1},
+		loop.Event{Type: loop.EvToolCall, Step: 1, Call: &call},
+		// Step mode, whatever the text says: no note.
+		loop.Event{Type: loop.EvApproval, Step: 1, Call: &call, Approval: loop.ApprovalStepMode, Text: "every call waits (reworded)"},
+		// Skipped, in other words.
+		loop.Event{Type: loop.EvAction, Step: 1, Call: &call, Outcome: loop.OutcomeSkipped, Detail: "the user said no"},
+		loop.Event{Type: loop.EvStepStarted, Step: 2},
+		loop.Event{Type: loop.EvToolCall, Step: 2, Call: &call},
+		// Sensitive, even when its words say "step mode".
+		loop.Event{Type: loop.EvApproval, Step: 2, Call: &call, Approval: loop.ApprovalSensitive, Text: "step mode"},
+		// Done, though the words start like a skip.
+		loop.Event{Type: loop.EvAction, Step: 2, Call: &call, Outcome: loop.OutcomeDone, Detail: "skipped nothing: tap 1 1"})
+	f := frame(m)
+	if strings.Contains(f, "reworded") {
+		t.Errorf("a step-mode approval got a note:\n%s", f)
+	}
+	if !strings.Contains(f, "approval: step mode") {
+		t.Errorf("a sensitive approval lost its note:\n%s", f)
+	}
+	if strings.Count(f, "– skipped") != 1 || strings.Count(f, "✓ done") != 1 {
+		t.Errorf("want one skipped and one done step:\n%s", f)
 	}
 }

@@ -404,7 +404,7 @@ func (m *ui) timelineLines(width int) []string {
 			status = m.st.good.Render("→ changed")
 		case e.changed != nil:
 			status = m.st.warn.Render("→ no change")
-		case e.acted && strings.HasPrefix(e.detail, "skipped"):
+		case e.outcome == loop.OutcomeSkipped:
 			status = m.st.warn.Render("– skipped")
 		case e.acted:
 			status = m.st.good.Render("✓ done")
@@ -554,13 +554,11 @@ func (m *ui) footer() []string {
 		q += "?"
 		out = append(out, m.st.prompt.Render(q))
 		why := "step mode: every action waits for you"
-		if a.Sensitive {
+		if a.Why == loop.ApprovalSensitive {
 			why = "sensitive"
 			if a.Reason != "" {
 				why += ": " + clean(a.Reason)
 			}
-		} else if a.Reason != "" && a.Reason != "step mode" {
-			why += " (" + clean(a.Reason) + ")"
 		}
 		out = append(out, m.st.reason.Render(why))
 	case m.result != nil:

@@ -145,7 +145,7 @@ func TestCLIDo(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"do", "tap", "x"}, 2, "index must be an integer"},
-		{[]string{"do", "tap", "9999"}, 1, "no element 9999"},
+		{[]string{"do", "tap", "9999"}, 1, "index 9999 is not on the screen; valid indices are 0-"},
 		{[]string{"do", "key", "reboot"}, 2, `key "reboot" is not valid`},
 		{[]string{"do", "press_key", "reboot"}, 2, `key "reboot" is not valid`},
 		{[]string{"do", "swipe", "sideways"}, 2, "direction"},

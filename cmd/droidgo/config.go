@@ -43,7 +43,7 @@ three when a command runs). The file is $XDG_CONFIG_HOME/droidgo/config.toml
 					Settings []entry `json:"settings"`
 				}{File: cfg.Path}
 				for _, k := range config.Keys {
-					out.Settings = append(out.Settings, entry{k.Name, cfg.Value(k.Name), cfg.Sources[k.Name], k.Env})
+					out.Settings = append(out.Settings, entry{k.Name, cfg.Value(k.Name), cfg.Sources[k.Name].String(), k.Env})
 				}
 				return json.NewEncoder(d.jsonOut()).Encode(out)
 			}

@@ -51,13 +51,18 @@ type deps struct {
 	openADB func(ctx context.Context, serial string) (device.Device, string, error)
 	// openSim opens the simulator scenario with the given name.
 	openSim func(ctx context.Context, scenario string) (device.Device, error)
-	// modelOpeners open a model backend from a --model value. The key is
-	// the scheme before the first colon ("script"); "file" opens a plain
-	// path (a GGUF file or an HF directory).
-	modelOpeners map[string]func(ctx context.Context, spec string) (model.Backend, error)
+	// modelOpeners open a model backend from a --model value with the
+	// command's settings (the configuration merged with its flags). The
+	// key is the scheme before the first colon ("script"); "file" opens a
+	// plain path (a GGUF file or an HF directory).
+	modelOpeners map[string]modelOpener
 	// defaultModel returns the default model's path if it was pulled.
 	defaultModel func() (string, bool)
 }
+
+// modelOpener opens a model backend from the part of a --model value
+// after its scheme, with the settings of the command that opens it.
+type modelOpener func(ctx context.Context, spec string, cfg *config.Config) (model.Backend, error)
 
 // jsonOut is stdout for JSON: the C1 and bidi controls that encoding/json
 // leaves raw in strings (a device name, a label, model text) are written
@@ -94,23 +99,16 @@ func newDeps(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *de
 	d.defaultModel = func() (string, bool) {
 		return d.hubClient().Find(hub.DefaultRepo, hub.DefaultQuant)
 	}
-	d.modelOpeners = map[string]func(ctx context.Context, spec string) (model.Backend, error){
-		"script": func(_ context.Context, spec string) (model.Backend, error) {
+	d.modelOpeners = map[string]modelOpener{
+		"script": func(_ context.Context, spec string, _ *config.Config) (model.Backend, error) {
 			return script.Open(spec, script.Options{Sleep: d.sleep, Now: d.now})
 		},
 		// The in-process Spark backend opens plain paths. Threads,
 		// repacking, the KV type and the prompt cache come from the
-		// configuration as `run` merged it with its flags and passes it in
-		// the context; the constraint reaches the backend through the
+		// settings of the command (run's or eval's, with their flags);
+		// the constraint and the sampling reach the backend through the
 		// loop's requests.
-		"file": func(ctx context.Context, spec string) (model.Backend, error) {
-			cfg, ok := ctx.Value(settingsKey{}).(*config.Config)
-			if !ok {
-				var err error
-				if cfg, err = config.Load(d.getenv); err != nil {
-					return nil, err
-				}
-			}
+		"file": func(_ context.Context, spec string, cfg *config.Config) (model.Backend, error) {
 			return openLocalWith(cfg, spec, localOpts{getenv: d.getenv, warn: d.stderr})
 		},
 	}

@@ -8,13 +8,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/device"
 	"github.com/droidgo/droidgo/internal/termsafe"
+	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/toolparse"
 	"github.com/droidgo/droidgo/uixml"
 )
@@ -157,90 +157,55 @@ func argValue(p action.Param, s string) any {
 	return s
 }
 
-// element dumps the screen and returns element i with its node.
-func element(ctx context.Context, dev device.Device, i int) (uixml.Element, uixml.Node, error) {
-	xml, err := dev.Dump(ctx)
-	if err != nil {
-		return uixml.Element{}, uixml.Node{}, err
-	}
-	scr, err := uixml.Parse(xml)
-	if err != nil {
-		return uixml.Element{}, uixml.Node{}, fmt.Errorf("read the screen: %w", err)
-	}
-	el, node, ok := scr.ElementByIndex(i)
-	if !ok {
-		return uixml.Element{}, uixml.Node{}, fmt.Errorf("the screen has %d elements (%s); there is no element %d", len(scr.Elements), scr.IndexRange(), i)
-	}
-	return el, node, nil
-}
-
-// runDo carries out one checked call and describes what it did. An
-// element is tapped where the agent taps it (uixml.Element's X, Y: the
-// centre of what is on screen), and a swipe is the agent's stroke
-// (uixml.Rect.SwipeLine).
+// runDo carries out one checked call with the agent's executor
+// (loop.Execute: the same tap points and strokes) and describes what it
+// did. A call on an element reads the screen first, and its index is
+// checked as the agent's is (loop.CheckIndex).
 func runDo(ctx context.Context, dev device.Device, call action.Call) (string, error) {
-	str := func(k string) string { s, _ := call.Arguments[k].(string); return s }
-	index, hasIndex := call.Arguments["index"].(int64)
-	var el uixml.Element
-	var node uixml.Node
-	if hasIndex {
-		var err error
-		if el, node, err = element(ctx, dev, int(index)); err != nil {
-			return "", err
-		}
-	}
-	switch call.Name {
-	case action.Tap, action.LongPress:
-		var err error
-		verb := "tap"
-		if call.Name == action.Tap {
-			err = dev.Tap(ctx, el.X, el.Y)
-		} else {
-			verb = "long press"
-			err = dev.LongPress(ctx, el.X, el.Y)
-		}
+	var scr *uixml.Screen
+	if _, ok := call.Arguments["index"]; ok {
+		xml, err := dev.Dump(ctx)
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s element %d %q at (%d,%d)", verb, index, el.Label, el.X, el.Y), nil
-	case action.TypeText:
-		text := str("text")
-		did := ""
-		if hasIndex {
-			if err := dev.Tap(ctx, el.X, el.Y); err != nil {
-				return "", err
-			}
-			did = fmt.Sprintf("tapped element %d %q at (%d,%d) and ", index, el.Label, el.X, el.Y)
+		if scr, err = uixml.Parse(xml); err != nil {
+			return "", fmt.Errorf("read the screen: %w", err)
 		}
-		if err := dev.Type(ctx, text); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("%styped %q", did, text), nil
-	case action.Swipe:
-		dir := str("direction")
-		b, where := node.Bounds, fmt.Sprintf("element %d %q", index, el.Label)
-		if !hasIndex {
-			w, h, err := dev.Size(ctx)
-			if err != nil {
-				return "", err
-			}
-			b, where = uixml.Rect{X2: w, Y2: h}, "the screen"
-		}
-		x1, y1, x2, y2 := b.SwipeLine(dir)
-		if err := dev.Swipe(ctx, x1, y1, x2, y2, 300*time.Millisecond); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("swiped %s across %s, (%d,%d) to (%d,%d)", dir, where, x1, y1, x2, y2), nil
-	case action.PressKey:
-		if err := dev.Key(ctx, str("key")); err != nil {
-			return "", err
-		}
-		return "pressed " + str("key"), nil
-	case action.OpenApp:
-		if err := dev.OpenApp(ctx, str("name")); err != nil {
-			return "", err
-		}
-		return "opened " + str("name"), nil
 	}
-	return "", fmt.Errorf("%s cannot be done on a phone", call.Name)
+	done, err := loop.Execute(ctx, dev, scr, call, nil)
+	if err != nil {
+		return "", err
+	}
+	return doneText(call, done), nil
+}
+
+// doneText says what runDo did, for people: `tap element 2 "Settings" at
+// (247,356)`.
+func doneText(call action.Call, d loop.Done) string {
+	str := func(k string) string { s, _ := call.Arguments[k].(string); return s }
+	el := ""
+	if t := d.Target; t.Index >= 0 {
+		el = fmt.Sprintf("element %d %q", t.Index, t.Element.Label)
+	}
+	switch call.Name {
+	case action.Tap:
+		return fmt.Sprintf("tap %s at (%d,%d)", el, d.Tap.X, d.Tap.Y)
+	case action.LongPress:
+		return fmt.Sprintf("long press %s at (%d,%d)", el, d.Tap.X, d.Tap.Y)
+	case action.TypeText:
+		if el != "" {
+			return fmt.Sprintf("tapped %s at (%d,%d) and typed %q", el, d.Tap.X, d.Tap.Y, str("text"))
+		}
+		return fmt.Sprintf("typed %q", str("text"))
+	case action.Swipe:
+		if el == "" {
+			el = "the screen"
+		}
+		return fmt.Sprintf("swiped %s across %s, (%d,%d) to (%d,%d)", str("direction"), el, d.From.X, d.From.Y, d.To.X, d.To.Y)
+	case action.PressKey:
+		return "pressed " + str("key")
+	case action.OpenApp:
+		return "opened " + str("name")
+	}
+	return d.Detail
 }

@@ -171,7 +171,7 @@ func TestDoAndAgentGestures(t *testing.T) {
 			d := h.deps(context.Background(), nil, nil, nil)
 			script := filepath.Join(t.TempDir(), "script.txt")
 			os.WriteFile(script, []byte("--- turn 1\n</think>"+toolparse.RenderNative(call)+"\n--- turn 2\n</think><tool_call>task_complete<arg_key>summary</arg_key><arg_value>done</arg_value></tool_call>\n"), 0o644)
-			backend, err := d.openModel(context.Background(), "script:"+script+"?pace=0")
+			backend, err := d.openModel(context.Background(), "script:"+script+"?pace=0", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,5 +189,27 @@ func TestDoAndAgentGestures(t *testing.T) {
 				t.Errorf("%q: by hand %q, agent %q; want both %q", c.args, byHand.gestures, agent.gestures, c.want)
 			}
 		})
+	}
+}
+
+// TestDoChecksTheIndexAsTheAgent: an index that is not on the screen is
+// refused by the loop's own check, in its words.
+func TestDoChecksTheIndexAsTheAgent(t *testing.T) {
+	t.Parallel()
+	scr, err := uixml.Parse([]byte(geometryDump))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	dev := &gestureDevice{}
+	h.setup = func(d *deps) {
+		d.openADB = func(context.Context, string) (device.Device, string, error) { return dev, "fake", nil }
+	}
+	r := h.run(context.Background(), "do", "tap", "99")
+	if want := loop.CheckIndex(99, len(scr.Elements)).Error(); r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d, %q; want 1 and %q", r.code, r.stderr, want)
+	}
+	if len(dev.gestures) != 0 {
+		t.Errorf("the phone did %q", dev.gestures)
 	}
 }

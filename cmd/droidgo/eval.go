@@ -38,6 +38,7 @@ type evalOptions struct {
 	filter      string
 	out         string
 	json        bool
+	sampling    samplingFlags
 
 	set map[string]bool
 }
@@ -87,6 +88,7 @@ not run; 2 on a usage error.`,
 	f.StringVar(&o.filter, "filter", "", "run only the tasks and cases whose SUITE/NAME matches `REGEXP`")
 	f.StringVar(&o.out, "out", "", "write results.json, report.html and a recording per task run to `DIR`")
 	f.BoolVar(&o.json, "json", false, "print results.json to stdout")
+	o.sampling.add(f)
 	c.AddCommand(newEvalCompareCmd(d))
 	return c
 }
@@ -111,7 +113,7 @@ func runEval(o *evalOptions) error {
 	// The settings follow droidgo run's: defaults < file < environment < flags.
 	ro := &runOptions{d: d, model: o.model, endpoint: o.endpoint, modelName: o.modelName,
 		maxSteps: o.maxSteps, noThink: o.noThink, thinkBudget: o.thinkBudget, set: o.set,
-		sensitive: loop.DefaultSensitive}
+		sensitive: loop.DefaultSensitive, sampling: o.sampling}
 	cfg, err := ro.settings()
 	if err != nil {
 		return err
@@ -147,12 +149,10 @@ func runEval(o *evalOptions) error {
 
 	opts := eval.Options{
 		Model: models, ModelName: name,
-		Parallel: o.parallel, Repeat: o.repeat, MaxSteps: cfg.MaxSteps,
-		Think: cfg.Think, ThinkBudget: cfg.ThinkBudget, Constrain: cfg.Constrain, Sensitive: cfg.Sensitive,
+		Parallel: o.parallel, Repeat: o.repeat, Loop: cfg.Loop(),
 		Filter: filter, Out: o.out,
 		Now: d.now, Sleep: d.sleep,
-		Config: eval.Config{Suites: specs, Parallel: o.parallel, Repeat: o.repeat, MaxSteps: cfg.MaxSteps,
-			Think: cfg.Think, ThinkBudget: cfg.ThinkBudget, Filter: o.filter, Endpoint: cfg.Endpoint},
+		Config: eval.Config{Suites: specs, Filter: o.filter, Endpoint: cfg.Endpoint},
 	}
 	opts.Progress = newEvalProgress(d.stderr, d.isTerminal(d.stderr))
 	res, runErr := eval.Run(ctx, suites, opts)
@@ -202,7 +202,7 @@ func writeEvalOut(dir string, res *eval.Results) error {
 // fresh per run (a script plays from its first turn); a model file or a
 // server is opened once and shared.
 func (d *deps) evalModels(ctx context.Context, cfg *config.Config) (eval.ModelFunc, string, func(), error) {
-	if rest, ok := strings.CutPrefix(cfg.Model, "script:"); ok && (cfg.Endpoint == "" || sourceRank(cfg.Sources["model"]) > sourceRank(cfg.Sources["endpoint"])) {
+	if rest, ok := strings.CutPrefix(cfg.Model, "script:"); ok && (cfg.Endpoint == "" || cfg.Sources["model"].Origin > cfg.Sources["endpoint"].Origin) {
 		f, err := eval.ScriptModels(rest, script.Options{Sleep: d.sleep, Now: d.now})
 		if err != nil {
 			return nil, "", nil, err // the flag is fine; the file cannot be played
@@ -221,24 +221,11 @@ func (d *deps) evalModels(ctx context.Context, cfg *config.Config) (eval.ModelFu
 	return func(context.Context, string, string, string) (model.Backend, func(), error) { return b, nil, nil }, b.Name(), closeFn, nil
 }
 
-// sourceRank orders where a setting came from, as chooseModel does.
-func sourceRank(src string) int {
-	switch {
-	case strings.HasPrefix(src, "flag"):
-		return 3
-	case strings.HasPrefix(src, "env"):
-		return 2
-	case src == "file":
-		return 1
-	}
-	return 0
-}
-
 // chooseModelFor opens a model file or a server, once, for every run.
 // Failing to open it means the evaluation cannot run: exit 1.
 func (d *deps) chooseModelFor(ctx context.Context, cfg *config.Config) (model.Backend, error) {
-	if cfg.Model != "" && cfg.Endpoint != "" && sourceRank(cfg.Sources["model"]) == sourceRank(cfg.Sources["endpoint"]) {
-		return nil, usageErr(fmt.Errorf("both a model (%s) and an endpoint (%s) are set by %s; give only one", cfg.Model, cfg.Endpoint, cfg.Sources["model"]))
+	if err := modelConflict(cfg); err != nil {
+		return nil, err
 	}
 	b, err := d.chooseModel(ctx, cfg)
 	var ee *exitError

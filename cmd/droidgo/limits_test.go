@@ -43,6 +43,9 @@ func TestFlagLimits(t *testing.T) {
 		{[]string{"model", "logits", tiny, "--tokens", "1", "--threads", "100000"}, "--threads must be at most 256, not 100000"},
 		{[]string{"model", "generate", tiny, "--tokens", "1", "--threads", "100000"}, "--threads must be at most 256, not 100000"},
 		{[]string{"model", "chat", tiny, "--threads", "100000"}, "--threads must be at most 256, not 100000"},
+		// model chat's --temp and --top-p are the sampling settings' ranges.
+		{[]string{"model", "chat", tiny, "--temp", "2.5"}, "--temp must be at most 2, not 2.5"},
+		{[]string{"model", "chat", tiny, "--top-p", "0"}, "--top-p must be more than 0, not 0"},
 		{[]string{"model", "bench", tiny, "--batch", "258"}, "--batch must be between 0 (the engine's default) and 257, not 258"},
 		{[]string{"model", "logits", tiny, "--tokens", "1", "--batch", "1000"}, "--batch must be between 0 (the engine's default) and 257"},
 		{[]string{"model", "info", tiny, "--ctx", "9223372036854775807"}, "exceeds the model's context length"},
@@ -86,7 +89,8 @@ func TestFlagDefaultsAreTheSettings(t *testing.T) {
 	}
 	d := newDeps(context.Background(), nil, io.Discard, io.Discard)
 	for _, c := range []*cobra.Command{newRunCmd(d), newEvalCmd(d)} {
-		for flag, key := range map[string]string{"max-steps": "max_steps", "think-budget": "think_budget", "sensitive": "sensitive"} {
+		for flag, key := range map[string]string{"max-steps": "max_steps", "think-budget": "think_budget", "sensitive": "sensitive",
+			"temperature": "temperature", "top-p": "top_p", "seed": "seed"} {
 			f := c.Flags().Lookup(flag)
 			if f == nil {
 				continue // eval has no --sensitive

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/droidgo/droidgo/config"
 	"regexp"
 	"strconv"
 	"strings"
@@ -44,8 +45,8 @@ func countLocal(h *harness) *[]*prefillCounter {
 	var opened []*prefillCounter
 	h.setup = func(d *deps) {
 		open := d.modelOpeners["file"]
-		d.modelOpeners["file"] = func(ctx context.Context, spec string) (model.Backend, error) {
-			b, err := open(ctx, spec)
+		d.modelOpeners["file"] = func(ctx context.Context, spec string, cfg *config.Config) (model.Backend, error) {
+			b, err := open(ctx, spec, cfg)
 			if err != nil {
 				return nil, err
 			}

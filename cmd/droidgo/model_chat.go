@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droidgo/droidgo/config"
 	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/model"
 )
@@ -45,11 +46,12 @@ with a random seed; --greedy picks the most likely token every time.`,
   echo "What is 2+2?" | droidgo model chat model.gguf --greedy --no-think`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.temp < 0 {
-				return usageErr(fmt.Errorf("--temp must not be negative, not %g", o.temp))
+			// The ranges of the temperature and top_p settings.
+			if err := config.CheckFloatFlag("temperature", "temp", o.temp); err != nil {
+				return usageErr(err)
 			}
-			if o.topP <= 0 || o.topP > 1 {
-				return usageErr(fmt.Errorf("--top-p must be in (0, 1], not %g", o.topP))
+			if err := config.CheckFloatFlag("top_p", "top-p", o.topP); err != nil {
+				return usageErr(err)
 			}
 			if o.topK < 0 || o.maxTokens < 1 {
 				return usageErr(errors.New("--top-k must not be negative and --max-tokens must be at least 1"))
@@ -66,8 +68,8 @@ with a random seed; --greedy picks the most likely token every time.`,
 	f := c.Flags()
 	f.BoolVar(&o.noThink, "no-think", false, "turn the model's reasoning off")
 	f.BoolVar(&o.greedy, "greedy", false, "greedy decoding (ignores --temp, --top-p, --top-k)")
-	f.Float64Var(&o.temp, "temp", 1.0, "sampling temperature")
-	f.Float64Var(&o.topP, "top-p", 0.95, "nucleus sampling threshold")
+	f.Float64Var(&o.temp, "temp", config.DefaultTemperature, "sampling temperature")
+	f.Float64Var(&o.topP, "top-p", config.DefaultTopP, "nucleus sampling threshold")
 	f.IntVar(&o.topK, "top-k", 0, "sample among the K most likely tokens only (0: no limit)")
 	f.Uint64Var(&o.seed, "seed", 0, "sampling seed (default: random)")
 	f.IntVar(&o.maxTokens, "max-tokens", 2048, "tokens per reply, reasoning included")

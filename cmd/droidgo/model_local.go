@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,14 +10,6 @@ import (
 	"github.com/droidgo/droidgo/model/local"
 	"github.com/droidgo/droidgo/model/spark"
 )
-
-// settingsKey carries the settings of a command (with its flags) to the
-// model openers, which only receive a context and the model's spec.
-type settingsKey struct{}
-
-func withSettings(ctx context.Context, cfg *config.Config) context.Context {
-	return context.WithValue(ctx, settingsKey{}, cfg)
-}
 
 // openLocal opens a model file with the configured engine settings
 // (threads > 0 overrides the configured threads) and prints the backend's

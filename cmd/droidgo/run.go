@@ -44,6 +44,7 @@ type runOptions struct {
 	noTUI         bool
 	step          bool
 	sensitive     []string
+	sampling      samplingFlags
 
 	// set records which flags were given, so they override the
 	// configuration file and the environment.
@@ -100,6 +101,7 @@ usage or configuration error.`,
 	f.BoolVar(&o.noTUI, "no-tui", false, "print plain text even on a terminal")
 	f.BoolVar(&o.step, "step", false, "step mode: every action waits for approval")
 	f.StringSliceVar(&o.sensitive, "sensitive", loop.DefaultSensitive, "labels whose taps always wait for approval (comma-separated; \"\" for none)")
+	o.sampling.add(f)
 	f.DurationVar(&o.poll, "poll", 0, "interval of the dumps that wait for the screen to settle (default 300ms on a phone, 10ms on a simulator)")
 	_ = f.MarkHidden("poll")
 	return c
@@ -123,6 +125,9 @@ func (o *runOptions) settings() (*config.Config, error) {
 		{"think_budget", "think-budget", fmt.Sprint(o.thinkBudget)},
 		{"sensitive", "sensitive", strings.Join(o.sensitive, ",")},
 		{"prompt_cache", "no-prompt-cache", fmt.Sprint(!o.noPromptCache)},
+		{"temperature", "temperature", fmt.Sprint(o.sampling.temperature)},
+		{"top_p", "top-p", fmt.Sprint(o.sampling.topP)},
+		{"seed", "seed", fmt.Sprint(o.sampling.seed)},
 	}
 	for _, fl := range flags {
 		if o.set[fl.flag] {
@@ -134,33 +139,31 @@ func (o *runOptions) settings() (*config.Config, error) {
 	if o.set["sensitive"] && len(o.sensitive) == 0 {
 		cfg.Sensitive = []string{}
 	}
-	if cfg.MaxSteps <= 0 {
-		return nil, usageErr(fmt.Errorf("--max-steps must be at least 1, not %d", cfg.MaxSteps))
-	}
-	if cfg.ThinkBudget < 0 {
-		return nil, usageErr(fmt.Errorf("--think-budget must not be negative, not %d", cfg.ThinkBudget))
-	}
 	return cfg, nil
+}
+
+// samplingFlags are the sampling settings' flags of run and eval.
+type samplingFlags struct {
+	temperature, topP float64
+	seed              int
+}
+
+func (s *samplingFlags) add(f *pflag.FlagSet) {
+	f.Float64Var(&s.temperature, "temperature", config.DefaultTemperature, "sampling temperature (0: greedy, always the most likely token)")
+	f.Float64Var(&s.topP, "top-p", config.DefaultTopP, "nucleus sampling: draw from the most likely tokens that make up this much probability")
+	f.IntVar(&s.seed, "seed", 0, "sampling `SEED`: the same seed, model and screens give the same run")
 }
 
 // chooseModel opens the model the settings name: a model (--model) or a
 // server (--endpoint), whichever was given with more authority (flag, then
 // environment, then file); else the default model if it was pulled; else
-// it says how to get one.
+// it says how to get one. The openers get the settings (the engine's
+// threads, KV type, prompt cache...).
 func (d *deps) chooseModel(ctx context.Context, cfg *config.Config) (model.Backend, error) {
-	rank := func(key string) int {
-		src := cfg.Sources[key]
-		switch {
-		case strings.HasPrefix(src, "flag"):
-			return 3
-		case strings.HasPrefix(src, "env"):
-			return 2
-		case src == "file":
-			return 1
-		}
-		return 0
+	if err := modelConflict(cfg); err != nil {
+		return nil, err
 	}
-	m, e := rank("model"), rank("endpoint")
+	m, e := cfg.Sources["model"].Origin, cfg.Sources["endpoint"].Origin
 	if cfg.Model == "" {
 		m = -1
 	}
@@ -168,10 +171,8 @@ func (d *deps) chooseModel(ctx context.Context, cfg *config.Config) (model.Backe
 		e = -1
 	}
 	switch {
-	case m >= 0 && m == e:
-		return nil, usageErr(fmt.Errorf("both a model (%s) and an endpoint (%s) are set by %s; give only one", cfg.Model, cfg.Endpoint, cfg.Sources["model"]))
 	case m > e:
-		return d.openModel(ctx, cfg.Model)
+		return d.openModel(ctx, cfg.Model, cfg)
 	case e > m:
 		b, err := openai.New(ctx, openai.Config{BaseURL: cfg.Endpoint, Model: cfg.ModelName})
 		if err != nil {
@@ -180,20 +181,30 @@ func (d *deps) chooseModel(ctx context.Context, cfg *config.Config) (model.Backe
 		return b, nil
 	}
 	if p, ok := d.defaultModel(); ok {
-		return d.openModel(ctx, p)
+		return d.openModel(ctx, p, cfg)
 	}
 	return nil, usageErr(errors.New("no model: download Spark with 'droidgo pull', or pass --model FILE.gguf, --endpoint URL (an OpenAI-compatible server) or --model script:FILE"))
 }
 
+// modelConflict refuses a model and an endpoint set with the same
+// authority (both flags, both in the environment, both in the file): a
+// usage error, for run and eval alike.
+func modelConflict(cfg *config.Config) error {
+	if cfg.Model != "" && cfg.Endpoint != "" && cfg.Sources["model"].Origin == cfg.Sources["endpoint"].Origin {
+		return usageErr(fmt.Errorf("both a model (%s) and an endpoint (%s) are set by %s; give only one", cfg.Model, cfg.Endpoint, cfg.Sources["model"]))
+	}
+	return nil
+}
+
 // openModel opens a --model value: "SCHEME:REST" when d.modelOpeners has
 // SCHEME, else a model file or directory.
-func (d *deps) openModel(ctx context.Context, spec string) (model.Backend, error) {
+func (d *deps) openModel(ctx context.Context, spec string, cfg *config.Config) (model.Backend, error) {
 	if spec == "" {
 		return nil, usageErr(errors.New("no model given; use --model script:FILE or --model MODEL.gguf"))
 	}
 	if scheme, rest, ok := strings.Cut(spec, ":"); ok {
 		if open, ok := d.modelOpeners[scheme]; ok {
-			b, err := open(ctx, rest)
+			b, err := open(ctx, rest, cfg)
 			if err != nil {
 				return nil, usageErr(err)
 			}
@@ -205,7 +216,7 @@ func (d *deps) openModel(ctx context.Context, spec string) (model.Backend, error
 			}
 		}
 	}
-	b, err := d.modelOpeners["file"](ctx, spec)
+	b, err := d.modelOpeners["file"](ctx, spec, cfg)
 	if err != nil {
 		return nil, usageErr(err)
 	}
@@ -248,7 +259,7 @@ func runRun(o *runOptions) error {
 	if task == "" {
 		return usageErr(errors.New("no task given; say what to do, e.g. droidgo run \"Turn on Wi-Fi\""))
 	}
-	backend, err := d.chooseModel(withSettings(ctx, cfg), cfg)
+	backend, err := d.chooseModel(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -256,29 +267,14 @@ func runRun(o *runOptions) error {
 		defer c.Close()
 	}
 
-	lc := loop.Config{
-		Task:        task,
-		Device:      dev,
-		DeviceName:  devName,
-		Model:       backend,
-		MaxSteps:    cfg.MaxSteps,
-		Think:       cfg.Think,
-		ThinkBudget: cfg.ThinkBudget,
-		Constrain:   cfg.Constrain,
-		StepMode:    o.step,
-		Sensitive:   cfg.Sensitive,
-		Sampling:    model.Sampling{Temperature: 1.0, TopP: 0.95},
-		Now:         d.now,
-		Sleep:       d.sleep,
-	}
-	if cfg.ThinkBudget > 0 {
-		// Room for the answer after a closed reasoning.
-		lc.MaxTokens = cfg.ThinkBudget + 512
-	}
+	lc := cfg.Loop()
+	lc.Task, lc.Device, lc.DeviceName, lc.Model = task, dev, devName, backend
+	lc.StepMode = o.step
+	lc.Now, lc.Sleep = d.now, d.sleep
 	if o.poll > 0 {
 		lc.PollInterval = o.poll
 	} else if o.sim != "" {
-		lc.PollInterval = 10 * time.Millisecond
+		lc.PollInterval = loop.SimulatedPollInterval
 	}
 	if s, ok := dev.(interface{ Success() bool }); ok {
 		// The simulator checks its scenario's task, whatever the user

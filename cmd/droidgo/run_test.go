@@ -561,7 +561,7 @@ func TestRunWithTUI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backend, err := d.openModel(ctx, scriptFor("wifi", "0"))
+	backend, err := d.openModel(ctx, scriptFor("wifi", "0"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,7 +141,7 @@ func Events() []loop.Event {
 			elem = &e
 		}
 		evs = append(evs, loop.Event{Type: loop.EvAction, Time: at(100 * time.Millisecond), Step: n, Call: &call,
-			Detail: s.detail, Element: elem})
+			Outcome: loop.OutcomeDone, Detail: s.detail, Element: elem})
 		if call.Name != action.TaskComplete {
 			changed := s.changed
 			evs = append(evs, loop.Event{Type: loop.EvScreenChange, Time: at(400 * time.Millisecond), Step: n, Changed: &changed})
