@@ -22,6 +22,7 @@ import (
 	"github.com/droidgo/droidgo/model/script"
 	"github.com/droidgo/droidgo/recording"
 	"github.com/droidgo/droidgo/report"
+	"github.com/droidgo/droidgo/sink"
 	"github.com/droidgo/droidgo/uixml"
 )
 
@@ -380,8 +381,10 @@ func runTask(ctx context.Context, o Options, j job, r *TaskResult) {
 		lc.Approver = func(context.Context, loop.ApprovalRequest) (loop.Decision, error) {
 			return loop.Decision{Verdict: loop.Approve}, nil
 		}
+		// The recording and its transcript each take the events from a
+		// queue of their own, so a slow disk does not slow the run.
+		var consumers sink.Set
 		var rec *recording.Writer
-		var transcript func(loop.Event)
 		if o.Out != "" {
 			rel := filepath.Join("runs", safeName(j.suite), fmt.Sprintf("%s-r%d.jsonl", safeName(j.task.Name), j.repeat))
 			full := filepath.Join(o.Out, rel)
@@ -397,6 +400,7 @@ func runTask(ctx context.Context, o Options, j job, r *TaskResult) {
 			if err != nil {
 				return err
 			}
+			defer rec.Close()
 			r.Recording = filepath.ToSlash(rel)
 			// A readable transcript beside it, for the report's links.
 			tf, err := os.Create(full + ".txt")
@@ -404,13 +408,11 @@ func runTask(ctx context.Context, o Options, j job, r *TaskResult) {
 				return err
 			}
 			defer tf.Close()
-			transcript = report.NewText(tf).Event
+			consumers = sink.Set{sink.New("recording "+full, rec.Consume, sink.Options{}),
+				sink.New("transcript "+full+".txt", report.NewText(tf).Consume, sink.Options{})}
 		}
 		lc.OnEvent = func(ev loop.Event) {
-			if rec != nil {
-				rec.Event(ev)
-				transcript(ev)
-			}
+			consumers.Event(ev)
 			switch ev.Type {
 			case loop.EvModelStats:
 				r.PromptTokens += ev.Stats.PromptTokens
@@ -424,6 +426,9 @@ func runTask(ctx context.Context, o Options, j job, r *TaskResult) {
 			}
 		}
 		lr := loop.Run(ctx, lc)
+		if err := consumers.Drain(ctx, drainGrace); err != nil {
+			return err
+		}
 		if rec != nil {
 			if err := rec.Close(); err != nil {
 				return err
@@ -464,6 +469,10 @@ func judge(t *Task, lr loop.Result) (bool, string) {
 	}
 	return true, lr.Reason
 }
+
+// drainGrace is how long a stopped evaluation still waits for a run's
+// recording and transcript to be written.
+const drainGrace = 5 * time.Second
 
 // safeName keeps a name usable as a file name.
 func safeName(s string) string {

@@ -123,6 +123,13 @@ func (w *Writer) Event(ev loop.Event) {
 	}
 }
 
+// Consume appends ev and returns the first write error: a consumer for
+// sink.New.
+func (w *Writer) Consume(ev loop.Event) error {
+	w.Event(ev)
+	return w.Err()
+}
+
 // Err reports the first write error.
 func (w *Writer) Err() error {
 	w.mu.Lock()

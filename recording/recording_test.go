@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model/script"
+	"github.com/droidgo/droidgo/sink"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -339,4 +341,52 @@ func FuzzRead(f *testing.F) {
 		_ = rec.Started()
 		_ = Replay(context.Background(), rec, ReplayOptions{}, func(loop.Event) {})
 	})
+}
+
+// failAfter takes n bytes, then fails every write, as a disk that fills
+// up does.
+type failAfter struct {
+	bytes.Buffer
+	n int
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.Len()+len(p) > f.n {
+		return 0, syscall.ENOSPC
+	}
+	return f.Buffer.Write(p)
+}
+
+// TestRecordingBehindAQueueKeepsWhatItWrote: a recording fed through a
+// sink queue whose disk fills up holds every event up to the failure,
+// and the queue's Close says what failed and how far it got.
+func TestRecordingBehindAQueueKeepsWhatItWrote(t *testing.T) {
+	evs := sampleEvents()
+	var whole bytes.Buffer
+	ww, _ := NewWriter(&whole, Header{})
+	for _, ev := range evs[:4] {
+		ww.Event(ev)
+	}
+	ww.Close()
+	disk := &failAfter{n: whole.Len() + 10} // room for the header and 3 events, not the 4th
+	w, err := NewWriter(disk, Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := sink.New("recording", w.Consume, sink.Options{})
+	for _, ev := range evs {
+		q.Event(ev)
+	}
+	err = q.Close(context.Background())
+	var se *sink.Error
+	if !errors.As(err, &se) || !errors.Is(err, syscall.ENOSPC) || se.Lost == 0 {
+		t.Fatalf("Close = %v", err)
+	}
+	rec, rerr := Read(bytes.NewReader(disk.Bytes()))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if len(rec.Events) < 3 || !reflect.DeepEqual(rec.Events, evs[:len(rec.Events)]) {
+		t.Errorf("the recording holds %d events, not the first ones", len(rec.Events))
+	}
 }

@@ -35,6 +35,13 @@ func NewText(w io.Writer) *Text { return &Text{w: termsafe.NewWriter(w)} }
 // Err reports the first write error.
 func (t *Text) Err() error { return t.w.Err() }
 
+// Consume prints ev and returns the first write error: a consumer for
+// sink.New.
+func (t *Text) Consume(ev loop.Event) error {
+	t.Event(ev)
+	return t.Err()
+}
+
 const indent = "            " // aligns continuation lines under the values
 
 // Event prints ev.
@@ -220,6 +227,13 @@ func (j *JSON) Event(ev loop.Event) {
 	if err := j.enc.Encode(ev); err != nil && j.err == nil {
 		j.err = err
 	}
+}
+
+// Consume writes ev and returns the first write error: a consumer for
+// sink.New.
+func (j *JSON) Consume(ev loop.Event) error {
+	j.Event(ev)
+	return j.Err()
 }
 
 // Err reports the first write error.

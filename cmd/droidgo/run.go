@@ -21,6 +21,7 @@ import (
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/openai"
 	"github.com/droidgo/droidgo/recording"
+	"github.com/droidgo/droidgo/sink"
 	"github.com/droidgo/droidgo/tui"
 )
 
@@ -295,7 +296,7 @@ func runRun(o *runOptions) error {
 		}
 	}
 
-	var sinks []func(loop.Event)
+	var sinks sink.Set
 	var rec *recording.Writer
 	if o.record != "" {
 		rec, err = recording.Create(o.record, recording.Header{
@@ -313,7 +314,7 @@ func runRun(o *runOptions) error {
 		if err != nil {
 			return err // one that cannot be written (a full disk)
 		}
-		sinks = append(sinks, rec.Event)
+		sinks = append(sinks, sink.New("recording "+o.record, rec.Consume, sink.Options{}))
 	}
 
 	res, err := d.show(ctx, view{
@@ -324,13 +325,10 @@ func runRun(o *runOptions) error {
 	}, d.runLoop(lc, o.step))
 	if rec != nil {
 		// A recording that could not be written is lost work: the run
-		// fails whatever its result.
-		if cerr := rec.Close(); cerr != nil {
-			if err != nil {
-				fmt.Fprintf(d.stderr, "droidgo: %v\n", cerr)
-			} else {
-				err = cerr
-			}
+		// fails whatever its result (show reported a failed write with
+		// how far the recording got).
+		if cerr := rec.Close(); cerr != nil && err == nil {
+			err = cerr
 		}
 	}
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/recording"
 	"github.com/droidgo/droidgo/simulator"
+	"github.com/droidgo/droidgo/sink"
 	"github.com/droidgo/droidgo/tui"
 )
 
@@ -566,15 +567,16 @@ func TestRunWithTUI(t *testing.T) {
 		t.Fatal(err)
 	}
 	var finished bool
-	quit := func(ev loop.Event) {
+	quit := func(ev loop.Event) error {
 		if ev.Type == loop.EvFinished {
 			finished = true
 			go pw.Write([]byte("q"))
 		}
+		return nil
 	}
 	res, err := d.show(ctx, view{
 		ui:    tui.Options{Task: "Turn on Wi-Fi", Width: 100, Height: 30, EveryCall: true},
-		sinks: []func(loop.Event){quit},
+		sinks: sink.Set{sink.New("quit", quit, sink.Options{})},
 	}, d.runLoop(loop.Config{
 		Task: "Turn on Wi-Fi", Device: dev, DeviceName: "sim:wifi", Model: backend, Think: true, PollInterval: time.Millisecond,
 	}, false))
