@@ -233,7 +233,7 @@ func (q *Queue) Close(ctx context.Context) error {
 
 // Error is a consumer that failed or was given up.
 type Error struct {
-	Name      string
+	Name string
 	// Delivered and Lost count the events the consumer took (the last of
 	// them maybe only in part) and did not get; token events joined in the
 	// queue count once.
