@@ -135,7 +135,7 @@ func runServe(o *serveOptions) error {
 	}
 	defer ln.Close()
 	ctx := d.ctx
-	backend, err := d.openModel(withSettings(ctx, cfg), spec)
+	backend, err := d.openModel(ctx, spec, cfg)
 	if err != nil {
 		return err
 	}
