@@ -22,7 +22,7 @@ func archLevels() []level {
 		amxErr = avx512Err
 		return nil
 	}
-	ls := []level{{name: "avx2", tab: avx2Table}}
+	ls := []level{{name: "avx2", tab: avx2Table, invariant: true}}
 	if avx512Err = avx512Missing(); avx512Err != nil {
 		amxErr = avx512Err
 		return ls

@@ -21,8 +21,9 @@
 	VADDSS X8, X0, X0 \
 	VMOVSS X0, (R8)
 
-// The three kernels are one body, float_amd64.h, instantiated with each
-// type's weight loads (floatavx2_amd64.h; f32 weights are loaded as they are).
+// f32AVX2 is float_amd64.h with f32 loads; the f16 and bf16 one-row kernels
+// are float1_amd64.h (floatavx2_amd64.h's loads), which sums in the order of
+// the two-stream and 4-token kernels.
 
 // func f32AVX2(w *byte, x *float32, n, rows int, out *float32)
 TEXT ·f32AVX2(SB), NOSPLIT, $0-40
@@ -38,24 +39,20 @@ TEXT ·f32AVX2(SB), NOSPLIT, $0-40
 
 // func f16AVX2(w *byte, x *float32, n, rows int, out *float32)
 TEXT ·f16AVX2(SB), NOSPLIT, $0-40
-#define WSIZE 2
 #define WLOAD(m, y) LOADW_F16(m, y)
 #define WSCAL(m, x) SCALW_F16(m, x)
 #define WINIT
-#include "float_amd64.h"
-#undef WSIZE
+#include "float1_amd64.h"
 #undef WLOAD
 #undef WSCAL
 #undef WINIT
 
 // func bf16AVX2(w *byte, x *float32, n, rows int, out *float32)
 TEXT ·bf16AVX2(SB), NOSPLIT, $0-40
-#define WSIZE 2
 #define WLOAD(m, y) LOADW_BF16(m, y)
 #define WSCAL(m, x) SCALW_BF16(m, x)
 #define WINIT INITW_BF16
-#include "float_amd64.h"
-#undef WSIZE
+#include "float1_amd64.h"
 #undef WLOAD
 #undef WSCAL
 #undef WINIT

@@ -22,8 +22,13 @@
 row:
 	MOVQ R13, DI
 	MOVQ R9, CX
-	ZERO_Y0_Y7
+	VXORPS Y0, Y0, Y0
+	VXORPS Y4, Y4, Y4
 
+	// One accumulator per row, as every f16 and bf16 product of this
+	// level keeps per row and token (float1_amd64.h), so a token's result
+	// does not depend on the kernel that computed it; two rows are two
+	// chains of FMAs, which the loads of two streams keep up with.
 loop32:
 	CMPQ CX, $32
 	JB   loop8
@@ -35,19 +40,19 @@ loop32:
 	WLOAD((SI)(R10*1), Y10)
 	WLOAD(16(SI)(R10*1), Y11)
 	VFMADD231PS Y12, Y8, Y0
-	VFMADD231PS Y13, Y9, Y1
 	VFMADD231PS Y12, Y10, Y4
-	VFMADD231PS Y13, Y11, Y5
+	VFMADD231PS Y13, Y9, Y0
+	VFMADD231PS Y13, Y11, Y4
 	VMOVUPS 64(DI), Y12
 	VMOVUPS 96(DI), Y13
 	WLOAD(32(SI), Y8)
 	WLOAD(48(SI), Y9)
 	WLOAD(32(SI)(R10*1), Y10)
 	WLOAD(48(SI)(R10*1), Y11)
-	VFMADD231PS Y12, Y8, Y2
-	VFMADD231PS Y13, Y9, Y3
-	VFMADD231PS Y12, Y10, Y6
-	VFMADD231PS Y13, Y11, Y7
+	VFMADD231PS Y12, Y8, Y0
+	VFMADD231PS Y12, Y10, Y4
+	VFMADD231PS Y13, Y9, Y0
+	VFMADD231PS Y13, Y11, Y4
 	ADDQ $64, SI
 	ADDQ $128, DI
 	SUBQ $32, CX
@@ -66,17 +71,13 @@ loop8:
 	SUBQ $8, CX
 	JMP  loop8
 
+	// Lane 0 of X0: row r as ((t0+t1)+(t2+t3))+((t4+t5)+(t6+t7)); lane 1:
+	// row r+half the same way.
 sum:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VADDPS Y5, Y4, Y4
-	VADDPS Y7, Y6, Y6
-	VADDPS Y6, Y4, Y4
 	VHADDPS Y4, Y0, Y0
+	VHADDPS Y0, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
 	VADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
 
 tail:
 	TESTQ CX, CX

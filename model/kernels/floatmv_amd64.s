@@ -6,8 +6,8 @@
 // One-token float kernels for decode, two rows at a time: row r of the first
 // half of the matrix with row r+half of the second, so the weights are read
 // as two long sequential streams (each continuing into its next row) that
-// share every activation load, with 8 accumulators over 32 elements per
-// iteration and each stream prefetched 1 KiB ahead. Measured on Zen 3
+// share every activation load, with one accumulator per row (see
+// floatmv_amd64.h) and each stream prefetched 1 KiB ahead. Measured on Zen 3
 // streaming 27 MB BF16 matrices from DRAM (BenchmarkMatVec), one core goes
 // from ~7 to ~10 GB/s, where the one-row kernels of float_amd64.s (which
 // still serve an odd last row) issue too many instructions per byte for the

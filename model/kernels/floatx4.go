@@ -53,3 +53,24 @@ func matMulFloat(kind string, w []byte, rows int, x []float32, b int, out []floa
 		matMul(kind, w, rows, x[b4*n:], b-b4, out[b4*ldo:], ldo, es, mv, nil)
 	}
 }
+
+// matVecFloatLong is the one-token product of float rows longer than
+// floatChunk at a level with 4-token kernels. Those rows are blocked over K
+// in matMulFloat, which sums a token's output in another order than the
+// one-token kernels do, so a single token runs the 4-token kernel too, on
+// four copies of itself (a stride of 0 between the copies and between
+// their outputs): every token of every batch then sums the same way. No
+// model droidgo runs has rows that long (the 1.7B's longest is 6656).
+func matVecFloatLong(w []byte, rows int, x []float32, out []float32, es int, mv4 floatX4) {
+	n := len(x)
+	chunks := (n + floatChunk - 1) / floatChunk
+	kc := ((n+chunks-1)/chunks + 7) &^ 7
+	panel := max(2, floatPanelBytes/(kc*es)) &^ 1
+	for k0 := 0; k0 < n; k0 += kc {
+		k1 := min(n, k0+kc)
+		for r0 := 0; r0 < rows; r0 += panel {
+			r1 := min(rows, r0+panel)
+			mv4(w[(r0*n+k0)*es:], n, x[k0:], 0, k1-k0, r1-r0, out[r0:], 0, k0 > 0)
+		}
+	}
+}

@@ -157,13 +157,16 @@ single:
 	MOVQ R9, CX
 	ZERO_Y0_Y7
 
+	// One accumulator per token, like the 3- and 2-row loops and the
+	// one-token kernels (float1_amd64.h), so a token's result does not
+	// depend on the kernel or the row's place in the panel.
 single16:
 	CMPQ CX, $16
 	JB   single8
 	WLOAD((SI), Y8)
 	WLOAD(16(SI), Y9)
 	FMA1x4(0, Y8, Y0, Y1, Y2, Y3)
-	FMA1x4(32, Y9, Y4, Y5, Y6, Y7)
+	FMA1x4(32, Y9, Y0, Y1, Y2, Y3)
 	ADDQ $32, SI
 	ADDQ $64, DI
 	SUBQ $16, CX
@@ -179,10 +182,6 @@ single8:
 	SUBQ $8, CX
 
 singlesum:
-	VADDPS Y4, Y0, Y0
-	VADDPS Y5, Y1, Y1
-	VADDPS Y6, Y2, Y2
-	VADDPS Y7, Y3, Y3
 	REDUCE4(Y0, Y1, Y2, Y3, X0, X1)
 
 singletail:

@@ -101,16 +101,20 @@ type table struct {
 type level struct {
 	name string
 	tab  table
+	// invariant: every batched product of the level gives each token
+	// exactly its one-token result (BatchInvariant).
+	invariant bool
 }
 
 var (
-	levels []level // available on this CPU, lowest first; levels[0] is generic
-	cur    table
-	curISA string
+	levels       []level // available on this CPU, lowest first; levels[0] is generic
+	cur          table
+	curISA       string
+	curInvariant bool
 )
 
 func init() {
-	levels = append([]level{{name: "generic", tab: genericTable}}, archLevels()...)
+	levels = append([]level{{name: "generic", tab: genericTable, invariant: true}}, archLevels()...)
 	want := strings.TrimSpace(os.Getenv("DROIDGO_ISA"))
 	pick := len(levels) - 1
 	if want != "" {
@@ -126,7 +130,7 @@ func init() {
 }
 
 func use(l level) {
-	cur, curISA = overlay(genericTable, l.tab), l.name
+	cur, curISA, curInvariant = overlay(genericTable, l.tab), l.name, l.invariant
 }
 
 // overlay returns base with every kernel that over sets replaced: one rule
@@ -147,6 +151,17 @@ func overlay(base, over table) table {
 
 // ISA reports the instruction-set level in use, e.g. "avx2" or "dotprod".
 func ISA() string { return curISA }
+
+// BatchInvariant reports whether the level in use computes every token of
+// a batched product (MatMul*) bit for bit as the one-token product
+// (MatVec*) computes it alone, for every weight type, batch size and
+// range of rows: its multi-token kernels accumulate each output in the
+// one-token kernels' order. Then a token's result does not depend on the
+// batch it came in, which the engine's many-sequence decoding relies on
+// for reproducible results. TestBatchInvariant proves it for every level
+// that claims it; a level whose kernels were not (or could not be)
+// checked does not claim it.
+func BatchInvariant() bool { return curInvariant }
 
 // Levels lists the levels this CPU can run, lowest first ("generic" is always
 // first).
@@ -250,6 +265,10 @@ func MatVecF16(w []byte, rows int, x []float32, out []float32) {
 		clear(out[:rows])
 		return
 	}
+	if len(x) > floatChunk && cur.f164 != nil {
+		matVecFloatLong(w, rows, x, out, 2, cur.f164)
+		return
+	}
 	cur.f16(w, rows, x, out)
 }
 
@@ -260,6 +279,10 @@ func MatVecBF16(w []byte, rows int, x []float32, out []float32) {
 	checkQ("MatVecBF16", len(w), rows, 2*len(x), len(out))
 	if rows == 0 || len(x) == 0 {
 		clear(out[:rows])
+		return
+	}
+	if len(x) > floatChunk && cur.bf164 != nil {
+		matVecFloatLong(w, rows, x, out, 2, cur.bf164)
 		return
 	}
 	cur.bf16(w, rows, x, out)

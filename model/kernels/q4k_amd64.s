@@ -109,6 +109,46 @@ GLOBL k4m3<>(SB), RODATA|NOPTR, $16
 	VFMADD231PS X8, X5, X1 \
 	VPERMQ $0x44, Y3, Y9
 
+// Q4K_HEADM is Q4K_HEAD for a kernel that subtracts the mins block by
+// block, as the 4-token kernel does: instead of adding to X1 it leaves
+// the block's 4 partial sums of mins times activation sums in X8 (as
+// floats, upper lanes 0) and dmin*D in every lane of Y5.
+// Q4K_HEAD: the per-block work of the Q4_K and Q5_K kernels before their
+// quants (block at SI, activations at DI): Y4 = d*D and X5 lane 0 = dmin*D,
+// X1 += mins times the activation sums of 32, Y9 = the 8 scales as int16 in
+// both lanes. The 12 packed scale bytes become [sc0..sc7, m0..m7] with byte
+// shuffles and masks (16-bit shifts leak bits across bytes only where the
+// masks clear them):
+//   sc0-3 = s0-3 & 63          sc4-7 = (s8-11 & 15) | (s0-3 >> 6) << 4
+//   m0-3  = s4-7 & 63          m4-7  = (s8-11 >> 4) | (s4-7 >> 6) << 4
+// Uses X2, X3, X7, X8.
+#define Q4K_HEADM \
+	VMOVD 0(SI), X2 \
+	VCVTPH2PS X2, X2 \
+	VBROADCASTSS 0(DI), X3 \
+	VMULPS X3, X2, X2 \
+	VBROADCASTSS X2, Y4 \
+	VPSHUFD $0x55, X2, X5 \
+	VMOVDQU 4(SI), X3 \
+	VPSHUFB k4shA<>(SB), X3, X7 \
+	VPSHUFB k4shB<>(SB), X3, X8 \
+	VPSRLW $4, X7, X3 \
+	VPAND k4m2<>(SB), X3, X3 \
+	VPAND k4m1<>(SB), X7, X7 \
+	VPOR X7, X3, X3 \
+	VPSRLW $2, X8, X8 \
+	VPAND k4m3<>(SB), X8, X8 \
+	VPOR X8, X3, X3 \
+	VPMOVZXBW X3, Y3 \
+	VMOVDQU 260(DI), Y7 \
+	VEXTRACTI128 $1, Y7, X8 \
+	VPHADDW X8, X7, X7 \
+	VEXTRACTI128 $1, Y3, X8 \
+	VPMADDWD X7, X8, X8 \
+	VCVTDQ2PS X8, X8 \
+	VBROADCASTSS X5, Y5 \
+	VPERMQ $0x44, Y3, Y9
+
 // func q4kAVX2(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
 //
 // ggml's ggml_vec_dot_q4_K_q8_K AVX2 algorithm, except that the 6-bit scales
@@ -126,10 +166,9 @@ row:
 	MOVQ R13, DI
 	MOVQ nb+16(FP), CX
 	VXORPS Y0, Y0, Y0
-	VXORPS X1, X1, X1
 
 block:
-	Q4K_HEAD
+	Q4K_HEADM
 	VPXOR Y13, Y13, Y13
 	VPXOR Y7, Y7, Y7
 	Q4K_SUB(0, Y13)
@@ -137,8 +176,11 @@ block:
 	Q4K_SUB(2, Y13)
 	Q4K_SUB(3, Y7)
 	VPADDD Y7, Y13, Y13
+	// The block's d and dmin terms go into the lanes in the 4-token
+	// kernel's order, so a token's result does not depend on the kernel.
 	VCVTDQ2PS Y13, Y13
 	VFMADD231PS Y13, Y4, Y0
+	VFNMADD231PS Y8, Y5, Y0
 
 	ADDQ $144, SI
 	ADDQ $292, DI
@@ -147,7 +189,6 @@ block:
 
 	VEXTRACTF128 $1, Y0, X2
 	VADDPS X2, X0, X0
-	VSUBPS X1, X0, X0
 	VMOVHLPS X0, X0, X2
 	VADDPS X2, X0, X0
 	VPSHUFD $1, X0, X2

@@ -164,16 +164,18 @@ x8block:
 	Q4KX8_CHUNK(3)
 	VPADDD Y4, Y12, Y12
 
-	// out += d*D*isum - dmin*D*msum, 8 rows at once.
+	// out = out - dmin*D*msum + d*D*isum, 8 rows at once, in the order of
+	// the 4-token kernel's Q4KX8X4_MINS and Q4KX8X4_FINISH, so a token's
+	// result does not depend on the kernel that computed it.
 	VBROADCASTSS 0(DI), Y1
-	VCVTPH2PS 0(SI), Y0
-	VMULPS Y1, Y0, Y0
-	VCVTDQ2PS Y12, Y12
-	VFMADD231PS Y12, Y0, Y13
 	VCVTPH2PS 16(SI), Y2
 	VMULPS Y1, Y2, Y2
 	VCVTDQ2PS Y11, Y11
 	VFNMADD231PS Y11, Y2, Y13
+	VCVTPH2PS 0(SI), Y0
+	VMULPS Y1, Y0, Y0
+	VCVTDQ2PS Y12, Y12
+	VFMADD231PS Y12, Y0, Y13
 
 	ADDQ $1152, SI
 	ADDQ $292, DI

@@ -47,27 +47,17 @@ row:
 	MOVQ R13, DI
 	MOVQ nb+16(FP), CX
 	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	CMPQ CX, $2
-	JB   tail
 
-pair:
-	Q80_BLOCK(0, 0, Y0)
-	Q80_BLOCK(34, 36, Y1)
-	ADDQ $68, SI
-	ADDQ $72, DI
-	SUBQ $2, CX
-	CMPQ CX, $2
-	JAE  pair
-
-tail:
-	TESTQ CX, CX
-	JZ    done
+	// One accumulator over the blocks in order, as q80AVX2h2 and
+	// q80AVX2x4 keep per row and token, so a token's result does not
+	// depend on the kernel that computed it.
+block:
 	Q80_BLOCK(0, 0, Y0)
 	ADDQ $34, SI
+	ADDQ $36, DI
+	DECQ CX
+	JNZ  block
 
-done:
-	VADDPS Y1, Y0, Y0
 	VEXTRACTF128 $1, Y0, X2
 	VADDPS X2, X0, X0
 	VMOVHLPS X0, X0, X2
@@ -306,16 +296,22 @@ q80h2tail:
 	ADDQ $34, SI
 
 q80h2done:
-	// out[r] = sum of Y0, out[r+half] = sum of Y1.
+	// out[r] = sum of Y0, out[r+half] = sum of Y1, each summed in the
+	// order of q80AVX2 and q80AVX2x4.
 	VEXTRACTF128 $1, Y0, X2
 	VADDPS X2, X0, X0
+	VMOVHLPS X0, X0, X2
+	VADDPS X2, X0, X0
+	VPSHUFD $1, X0, X2
+	VADDSS X2, X0, X0
+	VMOVSS X0, (R8)
 	VEXTRACTF128 $1, Y1, X3
 	VADDPS X3, X1, X1
-	VHADDPS X1, X0, X0
-	VHADDPS X0, X0, X0
-	VMOVSS X0, (R8)
-	VPSHUFD $1, X0, X2
-	VMOVSS X2, (R8)(R11*1)
+	VMOVHLPS X1, X1, X3
+	VADDPS X3, X1, X1
+	VPSHUFD $1, X1, X3
+	VADDSS X3, X1, X1
+	VMOVSS X1, (R8)(R11*1)
 	ADDQ $4, R8
 	DECQ DX
 	JNZ  q80h2row
