@@ -143,9 +143,6 @@ func runEval(o *evalOptions) error {
 		return err
 	}
 	defer closeModels()
-	if o.parallel > 1 && strings.HasPrefix(name, "spark:") {
-		fmt.Fprintf(d.stderr, "droidgo: note: the in-process engine serves one request at a time; --parallel %d only queues the phones (it helps with a server)\n", o.parallel)
-	}
 
 	opts := eval.Options{
 		Model: models, ModelName: name,

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/droidgo/droidgo/model"
@@ -80,17 +81,33 @@ type Options struct {
 	// Warn receives warnings that arise while answering (a damaged prompt
 	// cache entry); nil drops them.
 	Warn func(string)
+	// IdleSequences bounds the sequences of ended turns kept in memory
+	// for a later turn that continues one of them (0: DefaultIdle).
+	IdleSequences int
 
 	ringSlack int // tests: overrides agentRingSlack
 }
 
-// Backend runs one Spark model in-process. It implements model.Backend.
-// One turn streams at a time: Chat waits until the previous stream is
-// closed (or ctx ends).
+// Backend runs one Spark model in-process. It implements model.Backend,
+// and serves any number of turns at once: every Chat gets a sequence of
+// one shared engine, and a spark.Scheduler computes the new tokens of all
+// of them in common forward passes (each turn's sampling, answer
+// constraint, thinking budget and forced tokens stay its own, on its
+// caller's goroutine). A turn's tokens do not depend on the turns beside
+// it (see spark.Engine).
+//
+// Prompts share what they have in common: the fixed prefix (the system
+// prompt with the tool schemas) is computed once, or loaded from the
+// prompt cache on disk, and every turn that starts with it forks it
+// read-only; a turn that continues an ended one (the same conversation
+// with more messages) takes over that turn's sequence; and turns that ask
+// with the same prompt at the same time (best-of-N voting) compute it
+// once.
 type Backend struct {
 	name     string
 	m        *spark.Model
 	eng      *spark.Engine
+	sched    *spark.Scheduler
 	tok      *tokenizer.Tokenizer
 	opts     Options
 	warnings []string
@@ -107,15 +124,31 @@ type Backend struct {
 	path     string
 	cache    *kvcache.Cache
 	identity []byte // the model file's, for prompt cache keys
-	snap     *spark.State
-	repack   bool // the background repack is still to be started
+	// repacked is set once the weights are in their final layout (the
+	// background repack started by Open finished, or none was started):
+	// no forward pass runs before, so none shares the CPU with the copy
+	// or mixes two layouts.
+	repacked atomic.Bool
+	// ctx ends with Close; starting counts the Chats setting up a turn,
+	// which Close waits for.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	starting sync.WaitGroup
 
-	busy chan struct{}
-	// closed is set by Close; guarded by busy.
-	closed bool
-	curMu  sync.Mutex
-	cur    *stream // the last stream started
+	mu       sync.Mutex
+	closed   bool
+	prefixes []*fixedPrefix     // fixed prefixes in memory, most recent last
+	idle     []*spark.Seq       // sequences of ended turns, most recent last
+	flights  map[string]*flight // prompts and prefixes being computed
+	streams  map[*stream]struct{}
 }
+
+// DefaultIdle is the default of Options.IdleSequences.
+const DefaultIdle = 16
+
+// maxPrefixes bounds the fixed prefixes kept in memory (one per system
+// prompt, tool set and thinking setting in use).
+const maxPrefixes = 4
 
 // Open loads a model: a GGUF file or an HF directory with its tokenizer.
 // The model's own chat template is used when it is the official one Spark
@@ -131,11 +164,38 @@ func Open(path string, opts Options) (*Backend, error) {
 		m.Close()
 		return nil, err
 	}
-	// The repack starts after the first prompt is prefilled (start), so
-	// that it does not compete with the prefill for the cores: the time
-	// to the first token is what a person waits for.
-	b.repack = opts.Repack
+	if !opts.Repack {
+		b.repacked.Store(true)
+		return b, nil
+	}
+	// The repack starts at once and the first forward pass waits for it
+	// (1-3 s for the 1.7B Q4_K_M), so the first step never shares the CPU
+	// with it and every token is computed in one layout: a repack landing
+	// mid-run would change a turn's numbers depending on timing.
+	if _, err := m.StartRepackNow(); err != nil {
+		b.warn(fmt.Sprintf("weights not repacked: %v", err))
+		b.repacked.Store(true)
+	}
 	return b, nil
+}
+
+// waitRepack waits for the background repack to finish, if it has not.
+func (b *Backend) waitRepack(ctx context.Context) error {
+	if b.repacked.Load() {
+		return nil
+	}
+	if err := b.m.WaitRepack(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// The matrices repacked so far stay; the others keep the file's
+		// layout, which computes the same.
+		if !b.repacked.Swap(true) {
+			b.warn(fmt.Sprintf("weights not repacked: %v", err))
+		}
+	}
+	b.repacked.Store(true)
+	return nil
 }
 
 func newBackend(path string, m *spark.Model, opts Options) (*Backend, error) {
@@ -153,13 +213,18 @@ func newBackend(path string, m *spark.Model, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("%s: the tokenizer has %d tokens but the model only %d", filepath.Base(path), tok.VocabSize(), m.Config.Vocab)
 	}
 	b := &Backend{
-		name: "spark:" + filepath.Base(filepath.Clean(path)),
-		m:    m,
-		tok:  tok,
-		opts: opts,
-		path: path,
-		busy: make(chan struct{}, 1),
+		name:    "spark:" + filepath.Base(filepath.Clean(path)),
+		m:       m,
+		tok:     tok,
+		opts:    opts,
+		path:    path,
+		flights: map[string]*flight{},
+		streams: map[*stream]struct{}{},
 	}
+	if b.opts.IdleSequences <= 0 {
+		b.opts.IdleSequences = DefaultIdle
+	}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
 	if opts.PromptCache != nil {
 		b.cache = opts.PromptCache
 		b.identity = identityBytes(path)
@@ -200,6 +265,10 @@ func newBackend(path string, m *spark.Model, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	b.eng = eng
+	if b.sched, err = spark.NewScheduler(eng); err != nil {
+		eng.Close()
+		return nil, err
+	}
 	b.maxCtx = opts.MaxContext
 	if b.maxCtx <= 0 {
 		b.maxCtx = m.Config.Context
@@ -233,20 +302,32 @@ func (b *Backend) Tokenizer() *tokenizer.Tokenizer { return b.tok }
 // (prompt suffixes and fed-back generated tokens; cache hits not counted).
 func (b *Backend) Prefilled() int64 { return b.eng.Prefilled() }
 
-// Close ends a streaming turn, if any, and releases the model.
+// Close ends the streaming turns, if any, and releases the model.
 func (b *Backend) Close() error {
-	b.curMu.Lock()
-	cur := b.cur
-	b.curMu.Unlock()
-	if cur != nil {
-		cur.Close()
-	}
-	b.busy <- struct{}{}
-	defer func() { <-b.busy }()
+	b.mu.Lock()
 	if b.closed {
+		b.mu.Unlock()
 		return nil
 	}
 	b.closed = true
+	streams := make([]*stream, 0, len(b.streams))
+	for s := range b.streams {
+		streams = append(streams, s)
+	}
+	b.mu.Unlock()
+	b.cancel()
+	for _, s := range streams {
+		s.Close()
+	}
+	b.starting.Wait()
+	b.sched.Close()
+	b.mu.Lock()
+	idle := b.idle
+	b.idle = nil
+	b.mu.Unlock()
+	for _, seq := range idle {
+		seq.Close()
+	}
 	b.eng.Close()
 	return b.m.Close()
 }
@@ -264,31 +345,27 @@ const agentRingSlack = 2048
 // errClosed is returned by Chat after Close.
 var errClosed = errors.New("the model is closed")
 
-// Chat renders and prefills the conversation (reusing the cached prefix)
-// and returns the stream of the assistant turn. The prefill happens here,
-// so Stats is complete for the prompt once Chat returns.
+// Chat renders and prefills the conversation (reusing what is cached) and
+// returns the stream of the assistant turn. The prefill happens here, so
+// Stats is complete for the prompt once Chat returns. Chat may be called
+// from many goroutines at once.
 func (b *Backend) Chat(ctx context.Context, req model.ChatRequest) (model.Stream, error) {
-	select {
-	case b.busy <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	release := sync.OnceFunc(func() { <-b.busy })
-	s, err := b.start(ctx, req, release)
+	s, err := b.start(ctx, req)
 	if err != nil {
-		release()
 		return nil, err
 	}
-	b.curMu.Lock()
-	b.cur = s
-	b.curMu.Unlock()
 	return s, nil
 }
 
-func (b *Backend) start(ctx context.Context, req model.ChatRequest, release func()) (*stream, error) {
+func (b *Backend) start(ctx context.Context, req model.ChatRequest) (*stream, error) {
+	b.mu.Lock()
 	if b.closed {
+		b.mu.Unlock()
 		return nil, errClosed
 	}
+	b.starting.Add(1)
+	b.mu.Unlock()
+	defer b.starting.Done()
 	text, err := b.render(req)
 	if err != nil {
 		return nil, fmt.Errorf("render prompt: %w", err)
@@ -309,12 +386,19 @@ func (b *Backend) start(ctx context.Context, req model.ChatRequest, release func
 	}
 	constrained = constrained && len(req.Tools) > 0
 
+	t0 := time.Now()
+	// The turn's context, which Close ends too (while the turn is set
+	// up; then by closing the stream).
 	sctx, cancel := context.WithCancel(ctx)
+	defer context.AfterFunc(b.ctx, cancel)()
+	if err := b.waitRepack(sctx); err != nil {
+		cancel()
+		return nil, err
+	}
 	s := &stream{
 		b:       b,
 		ctx:     sctx,
 		cancel:  cancel,
-		release: release,
 		sampler: newSampler(req.Sampling),
 		dec:     b.tok.NewDecoder(),
 		inThink: req.Think,
@@ -334,34 +418,28 @@ func (b *Backend) start(ctx context.Context, req model.ChatRequest, release func
 	}
 	s.maxTokens = max(1, min(s.maxTokens, room))
 
-	t0 := time.Now()
-	kept := b.eng.Reuse(toks)
-	held, disk := kept, 0
-	if pre := b.prefixLen(req, toks); kept < pre {
-		// The cache lost the prefix (a long turn went past the rings) or
-		// never had it.
-		held, kept, disk, err = b.resume(ctx, toks[:pre], kept)
-		if err != nil {
-			cancel()
-			return nil, fmt.Errorf("prefill the %d prompt tokens of the fixed prefix: %w", pre, err)
-		}
-	}
-	var logits []float32
-	logits, err = b.eng.Eval(ctx, toks[held:], spark.LogitsLast)
-	s.stats = model.Stats{PromptTokens: len(toks), CachedTokens: kept, DiskTokens: disk, Prefill: time.Since(t0)}
+	p, err := b.prefill(sctx, req, toks)
+	s.stats = model.Stats{PromptTokens: len(toks), CachedTokens: p.cached, DiskTokens: p.disk, Prefill: time.Since(t0)}
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("prefill %d prompt tokens: %w", len(toks)-held, err)
-	}
-	s.logits = logits
-	s.feed = -1
-	if b.repack {
-		b.repack = false
-		if _, err := b.m.StartRepack(); err != nil {
-			// The model works as loaded; only the speed-up is lost.
-			b.warn(fmt.Sprintf("weights not repacked: %v", err))
+		switch {
+		case ctx.Err() != nil:
+			err = ctx.Err()
+		case b.ctx.Err() != nil:
+			err = errClosed
 		}
+		return nil, err
 	}
+	s.seq, s.logits, s.feed = p.seq, p.logits, -1
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		cancel()
+		p.seq.Close()
+		return nil, errClosed
+	}
+	b.streams[s] = struct{}{}
+	b.mu.Unlock()
 	return s, nil
 }
 

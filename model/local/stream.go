@@ -19,16 +19,21 @@ import (
 
 func newSampler(cfg model.Sampling) *sample.Sampler { return sample.New(cfg) }
 
-// stream generates one assistant turn. Tokens are produced on demand by
-// Next, on the caller's goroutine: a delta is returned as soon as its token
-// is chosen, and the token is fed to the engine at the start of the next
-// call. Cancellation (ctx or Close) is checked between tokens and, inside
-// the engine, between layers.
+// stream generates one assistant turn on its own sequence. Tokens are
+// produced on demand by Next, on the caller's goroutine: a delta is
+// returned as soon as its token is chosen (sampling, the constraint and
+// detokenizing run here, beside the other turns' forward passes), and the
+// token is fed to the scheduler at the start of the next call, to be
+// computed with the other turns' tokens. Cancellation (ctx or Close)
+// returns at once and frees the sequence.
 type stream struct {
-	b       *Backend
-	ctx     context.Context
-	cancel  context.CancelFunc
-	release func()
+	b      *Backend
+	ctx    context.Context
+	cancel context.CancelFunc
+	seq    *spark.Seq
+	// released: the sequence went back to the backend (kept for a later
+	// turn, or closed).
+	released bool
 
 	sampler *sample.Sampler
 	dec     *tokenizer.Decoder
@@ -94,7 +99,7 @@ func (s *stream) Next() (model.Delta, error) {
 		if s.feed >= 0 {
 			s.in = append(append(s.in[:0], s.feed), s.batch...)
 			s.batch = s.batch[:0]
-			logits, err := s.b.eng.EvalTo(s.ctx, s.in, spark.LogitsLast, s.logits)
+			logits, err := s.b.sched.Eval(s.ctx, s.seq, s.in, spark.LogitsLast, s.logits)
 			fwd = time.Since(t0)
 			if err != nil {
 				if s.ctx.Err() != nil {
@@ -289,13 +294,33 @@ func (s *stream) text(t string) (model.Delta, bool) {
 
 func (s *stream) finish() {
 	s.done = true
-	s.release()
+	s.release(true)
 }
 
 func (s *stream) fail(err error) error {
 	s.err = err
-	s.release()
+	s.release(false)
 	return err
+}
+
+// release gives the sequence back once: kept for a later turn that
+// continues this one (its tokens so far are consistent), or closed, which
+// frees it (after an error or a cancellation).
+func (s *stream) release(keep bool) {
+	if s.released {
+		return
+	}
+	s.released = true
+	b := s.b
+	b.mu.Lock()
+	delete(b.streams, s)
+	b.mu.Unlock()
+	if keep {
+		b.park(s.seq)
+	} else {
+		b.sched.Release(s.seq)
+		s.seq.Close()
+	}
 }
 
 // addDecode accounts d of decoding, fwd of it in the forward pass, to the
@@ -322,16 +347,15 @@ func (s *stream) CloseReasoning() error {
 	return nil
 }
 
-// Close stops the turn and lets the backend start the next one. The
-// tokens generated so far stay in the cache, where the next prompt may
-// reuse them.
+// Close stops the turn. The tokens generated so far stay in the
+// sequence, which a later prompt that continues them may take over.
 func (s *stream) Close() error {
 	s.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
 		s.closed = true
-		s.release()
+		s.release(s.err == nil)
 	}
 	return nil
 }

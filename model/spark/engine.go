@@ -2,6 +2,7 @@ package spark
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -62,31 +63,35 @@ const repackFirstTokens = 512
 // MaxThreads bounds Options.Threads: each thread is a locked OS thread.
 const MaxThreads = 256
 
-type layerKV struct {
-	k, v []float32 // f32: [slot][KVHeads*HeadDim]
-	// f16: keys [head][slot][dim], values [head][dim][slot] (see kv.go),
-	// with room for cap slots
-	k16, v16 []byte
-	cap      int
-	sliding  bool
-}
-
-// Engine runs a Model with a KV cache that persists across calls. It
-// computes what Reference (reference.go) computes, fused, batched and
-// threaded; read that first.
+// Engine runs a Model. It computes what Reference (reference.go) computes,
+// fused, batched and threaded; read that first.
 //
-// Tokens are appended with Eval (or Prefill, which skips the logits); the
-// cache then holds their keys and values and Tokens reports them. A caller
-// that re-sends a conversation whose beginning is unchanged calls Reuse (or
-// Truncate) first, so only the new suffix is computed. Sliding-window layers
-// keep a ring of Window+256 positions, so Truncate can drop up to about 256
-// recent positions cheaply; going further back clears the cache.
+// An engine holds any number of sequences (Seq: positions and KV cache),
+// which share its weights, threads and scratch; Step computes the new
+// tokens of several of them in one forward pass (their tokens go through
+// the matrix products together, attention runs per sequence), and a
+// Scheduler lets goroutines drive their sequences concurrently.
+//
+// The engine also has a sequence of its own, which the single-sequence
+// methods use: tokens are appended with Eval (or Prefill, which skips the
+// logits); the cache then holds their keys and values and Tokens reports
+// them. A caller that re-sends a conversation whose beginning is unchanged
+// calls Reuse (or Truncate) first, so only the new suffix is computed.
+// Sliding-window layers keep a ring of Window+256 positions, so Truncate
+// can drop up to about 256 recent positions cheaply; going further back
+// clears the cache.
+//
+// A token's logits do not depend on what else is computed with it: which
+// other tokens and sequences share its forward pass, how a prompt is split
+// into chunks, and whether a token is decoded alone or with a prompt (see
+// kernels.BatchInvariant for the instruction-set levels where this holds
+// bit for bit).
 //
 // The engine keeps Options.Threads-1 worker goroutines that poll briefly
 // and then park between calls; Close stops them (so does garbage
 // collection of an unreachable Engine).
 //
-// An Engine is not safe for concurrent use.
+// An Engine is not safe for concurrent use (a Scheduler is).
 type Engine struct{ *engine }
 
 // step identifies the fused piece of work a dispatch runs.
@@ -103,23 +108,32 @@ const (
 )
 
 // dispatch is what the workers read while they run one step: which step on
-// which layer for which chunk of tokens, how the step is split, and the
-// per-step settings that forward decides before each dispatch. forward
+// which layer for the rows of the forward pass, how the step is split, and
+// the per-step settings that forward decides before each dispatch. forward
 // writes it only between dispatches (the pool's start and finish order the
 // writes before the workers' reads), and workers only take chunk numbers
 // from next.
 type dispatch struct {
 	st      step
 	layer   int
-	b       int // tokens in the chunk
-	p0      int // position of the chunk's first token
+	b       int // rows (tokens) of the forward pass
 	nchunks int
 	chunk   int // rows per chunk for row-split steps
 	next    atomic.Int64
 	attKind actKind   // encoding the attention step writes (actF32: none)
 	ffKind  actKind   // encoding the FFN step writes (actF32: none)
 	logits  []float32 // stepHead: where the logits of the wanted rows go
+	spans   []span    // the sequences' rows of the pass
 	counts  []int32   // stepTest
+}
+
+// span is one sequence's rows of a forward pass: rows t0..t0+n-1 at
+// positions p0.. of sequence s.
+type span struct {
+	s         *Seq
+	t0, n, p0 int
+	want      []int     // rows (relative to t0) whose logits are wanted
+	dst       []float32 // their logits
 }
 
 type engine struct {
@@ -128,32 +142,33 @@ type engine struct {
 	opts Options
 	pool *pool
 
-	tokens    []int
-	kv        []layerKV
+	seq       *Seq // the single-sequence methods' sequence
 	ring      int
 	maxCtx    int
-	prefilled int64
-	// hw is the highest position count ever written; ring slots below
-	// hw-ring have been overwritten even if the cache was truncated since.
-	hw int
-	// floor is the lowest position the sliding rings are known to hold
-	// since a Restore (whose state has only the last window).
-	floor int
+	prefilled atomic.Int64
+	sched     atomic.Pointer[Scheduler] // the scheduler driving the engine, if any
 
 	// per-worker buffers: attention scores and dequantised rows
-	scores [][]float32
-	rowbuf [][]float32
-	q16    [][]float32 // a query rounded to f16
-	gsc    [][]float32 // f16 attention: scores of a group of query heads
-	enc16  [][]byte    // f16 cache: one value row being stored
-	runs   [][2]kvRun
-	rowb   []byte // the embedding row of a repacked Embed
-	kicked bool   // this engine has let the model's background repack start
-	// per-chunk buffers
+	scores  [][]float32
+	rowbuf  [][]float32
+	q16     [][]float32 // a query rounded to f16
+	gsc     [][]float32 // f16 attention: scores of a group of query heads
+	enc16   [][]byte    // f16 cache: one value row being stored
+	runs    [][]kvRun
+	vgather [][]byte // f16 attention: values of a block gathered from two runs
+	rowb    []byte   // the embedding row of a repacked Embed
+	kicked  bool     // this engine has let the model's background repack start
+	// per-pass buffers
 	x, h, qkv, gate, att, tmp, fg, fu, ff []float32
 	inH, inAtt, inFF                      acts
 	cosS, sinS, cosF, sinF                []float32
 	want                                  []int
+	tokBuf                                []int
+	logitBuf                              []float32
+	spans                                 []span
+	rowSpan                               []int32 // row -> index in spans
+	taskEnd                               []int   // attention: tasks of spans[:i+1]
+	one                                   [1]span
 
 	// cur is the dispatch the pool is running or ran last.
 	cur dispatch
@@ -185,17 +200,14 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 	if e.maxCtx <= 0 {
 		e.maxCtx = 1 << 20
 	}
-	e.kv = make([]layerKV, c.Layers)
-	for i := range e.kv {
-		e.kv[i].sliding = c.Sliding[i]
-	}
 	width := max(c.Hidden, c.FFN, c.QDim())
 	e.scores = make([][]float32, p.threads)
 	e.rowbuf = make([][]float32, p.threads)
 	e.q16 = make([][]float32, p.threads)
 	e.gsc = make([][]float32, p.threads)
 	e.enc16 = make([][]byte, p.threads)
-	e.runs = make([][2]kvRun, p.threads)
+	e.runs = make([][]kvRun, p.threads)
+	e.vgather = make([][]byte, p.threads)
 	for i := range e.scores {
 		e.scores[i] = make([]float32, min(e.maxCtx, 4096))
 		e.rowbuf[i] = make([]float32, width)
@@ -203,7 +215,9 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 		e.q16[i] = make([]float32, attnGroup*g*c.HeadDim)
 		e.gsc[i] = make([]float32, g*min(e.maxCtx, 4096))
 		e.enc16[i] = make([]byte, 2*c.HeadDim)
+		e.runs[i] = make([]kvRun, 0, 8)
 	}
+	e.seq = e.newSeq()
 	E := &Engine{e}
 	runtime.AddCleanup(E, func(p *pool) { p.stop() }, p)
 	return E, nil
@@ -219,18 +233,25 @@ func (e *Engine) Threads() int { return e.pool.threads }
 // Model returns the engine's model.
 func (e *Engine) Model() *Model { return e.m }
 
-// Tokens returns the tokens whose keys and values are cached, in order.
-func (e *Engine) Tokens() []int { return append([]int(nil), e.tokens...) }
+// Batch returns the prefill chunk: the most tokens of one sequence a
+// forward pass takes (Options.Batch, bounded by the ring slack).
+func (e *Engine) Batch() int { return e.opts.Batch }
 
-// Len returns the number of cached positions.
-func (e *Engine) Len() int { return len(e.tokens) }
+// MaxContext returns the most positions a sequence may hold.
+func (e *Engine) MaxContext() int { return e.maxCtx }
 
-// Prefilled returns how many tokens the engine has computed in total since
-// it was created (cache hits are not counted).
-func (e *Engine) Prefilled() int64 { return e.prefilled }
+// Tokens returns the tokens the engine's own sequence has cached, in order.
+func (e *Engine) Tokens() []int { return e.seq.Tokens() }
 
-// Reset clears the cache.
-func (e *Engine) Reset() { e.tokens, e.hw, e.floor = e.tokens[:0], 0, 0 }
+// Len returns the number of positions the engine's own sequence has cached.
+func (e *Engine) Len() int { return e.seq.Len() }
+
+// Prefilled returns how many tokens the engine has computed in total, for
+// all its sequences, since it was created (cache hits are not counted).
+func (e *Engine) Prefilled() int64 { return e.prefilled.Load() }
+
+// Reset clears the engine's own sequence.
+func (e *Engine) Reset() { e.seq.Reset() }
 
 // KV returns the element type of the KV cache.
 func (e *Engine) KV() KVType { return e.opts.KV }
@@ -264,44 +285,27 @@ func (e *engine) interleaved() bool {
 	return false
 }
 
-// canKeep reports whether the first n cached positions can be kept without
-// recomputation: every sliding layer must still hold the keys that
-// position n would see.
-func (e *Engine) canKeep(n int) bool {
-	if n == 0 || n == len(e.tokens) {
-		return true
-	}
-	oldest := max(len(e.tokens), e.hw) - e.ring // positions below this were overwritten
-	oldest = max(oldest, e.floor)
-	return max(0, n-e.c.Window+1) >= oldest
-}
+// Truncate drops the engine's own cached positions from n on. It returns
+// how many positions remain: n, or 0 if the sliding-window rings no longer
+// hold what position n needs (then the cache is cleared).
+func (e *Engine) Truncate(n int) int { return e.seq.Truncate(n) }
 
-// Truncate drops cached positions from n on. It returns how many positions
-// remain: n, or 0 if the sliding-window rings no longer hold what position
-// n needs (then the cache is cleared).
-func (e *Engine) Truncate(n int) int {
-	n = max(0, min(n, len(e.tokens)))
-	if !e.canKeep(n) {
-		e.Reset()
-		return 0
-	}
-	e.tokens = e.tokens[:n]
-	return n
-}
+// Reuse keeps the longest prefix of the engine's own cache shared with
+// tokens, but at most len(tokens)-1 positions so that evaluating the rest
+// yields logits. It returns the number of positions kept; the caller then
+// evaluates tokens[kept:].
+func (e *Engine) Reuse(tokens []int) int { return e.seq.Reuse(tokens) }
 
-// Reuse keeps the longest cached prefix shared with tokens, but at most
-// len(tokens)-1 positions so that evaluating the rest yields logits. It
-// returns the number of positions kept; the caller then evaluates
-// tokens[kept:].
-func (e *Engine) Reuse(tokens []int) int {
-	p := 0
-	for p < len(e.tokens) && p < len(tokens)-1 && e.tokens[p] == tokens[p] {
-		p++
-	}
-	return e.Truncate(p)
-}
+// Save returns the state of the engine's own sequence.
+func (e *Engine) Save() *State { return e.seq.Save() }
 
-// Prefill appends tokens to the cache without computing logits.
+// Restore replaces the engine's own sequence with st. It fails, leaving the
+// cache as it was, if st does not fit this engine (KV type, shapes,
+// context).
+func (e *Engine) Restore(st *State) error { return e.seq.Restore(st) }
+
+// Prefill appends tokens to the engine's own sequence without computing
+// logits.
 func (e *Engine) Prefill(ctx context.Context, tokens []int) error {
 	_, err := e.EvalTo(ctx, tokens, LogitsNone, nil)
 	return err
@@ -319,11 +323,11 @@ const (
 	LogitsNone
 )
 
-// Eval appends tokens to the cache and returns logits: Vocab floats for
-// LogitsLast, len(tokens)*Vocab (row-major) for LogitsAll, nil for
-// LogitsNone. Tokens go through the layers in chunks of Options.Batch. On
-// error (including cancellation, checked between layers) the cache keeps
-// only the chunks that completed.
+// Eval appends tokens to the engine's own sequence and returns logits:
+// Vocab floats for LogitsLast, len(tokens)*Vocab (row-major) for LogitsAll,
+// nil for LogitsNone. Tokens go through the layers in chunks of
+// Options.Batch. On error (including cancellation, checked between layers)
+// the cache keeps only the chunks that completed.
 func (e *Engine) Eval(ctx context.Context, tokens []int, mode LogitsMode) ([]float32, error) {
 	return e.EvalTo(ctx, tokens, mode, nil)
 }
@@ -332,14 +336,23 @@ func (e *Engine) Eval(ctx context.Context, tokens []int, mode LogitsMode) ([]flo
 // (otherwise into a new slice); decode loops pass the previous result back
 // so that a token costs no allocation.
 func (e *Engine) EvalTo(ctx context.Context, tokens []int, mode LogitsMode, dst []float32) ([]float32, error) {
+	out, err := e.evalSeq(ctx, e.seq, tokens, mode, dst)
+	// The workers stop when the Engine is collected (NewEngine): not
+	// while they compute for it.
+	runtime.KeepAlive(e)
+	return out, err
+}
+
+// evalSeq runs tokens of sequence s through the model alone, in chunks.
+func (e *engine) evalSeq(ctx context.Context, s *Seq, tokens []int, mode LogitsMode, dst []float32) ([]float32, error) {
 	V := e.c.Vocab
-	for _, t := range tokens {
-		if t < 0 || t >= V {
-			return nil, fmt.Errorf("token id %d is out of range [0, %d)", t, V)
-		}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrSeqClosed
 	}
-	if len(e.tokens)+len(tokens) > e.maxCtx {
-		return nil, fmt.Errorf("context full: %d cached + %d new tokens exceed %d", len(e.tokens), len(tokens), e.maxCtx)
+	if err := e.validate(s, len(s.tokens), tokens); err != nil {
+		return nil, err
 	}
 	var out []float32
 	switch mode {
@@ -379,73 +392,140 @@ func (e *Engine) EvalTo(ctx context.Context, tokens []int, mode LogitsMode, dst 
 			}
 		}
 		e.want = want
-		e.m.adopt()
-		e.m.evalMu.RLock()
-		err := e.forward(ctx, tokens[start:end], want, lg)
-		e.m.evalMu.RUnlock()
-		if e.m.rp != nil && !e.kicked {
-			e.m.kickRepack()
-			e.kicked = true
-		}
-		if err != nil {
+		e.one[0] = span{s: s, n: end - start, want: want, dst: lg}
+		if err := e.run(ctx, e.one[:], tokens[start:end]); err != nil {
 			return nil, err
 		}
 	}
+	e.one[0] = span{}
 	return out, nil
 }
 
-func (e *engine) ensureKV(l int, n int) {
-	kv := &e.kv[l]
-	w := e.c.KVDim()
-	slots := n
-	if kv.sliding {
-		slots = min(n, e.ring)
+// validate checks n new tokens for sequence s holding have positions.
+func (e *engine) validate(s *Seq, have int, tokens []int) error {
+	if s.e != e {
+		return errors.New("the sequence belongs to another engine")
 	}
-	if e.opts.KV == KVF16 {
-		if kv.cap >= slots {
-			return
+	V := e.c.Vocab
+	for _, t := range tokens {
+		if t < 0 || t >= V {
+			return fmt.Errorf("token id %d is out of range [0, %d)", t, V)
 		}
-	} else if len(kv.k) >= slots*w {
-		return
 	}
-	// Grow full-attention caches geometrically (in 256-position pages).
-	newSlots := max(slots, len(kv.k)/w*2, 2*kv.cap, 256)
-	if kv.sliding {
-		newSlots = min(newSlots, e.ring)
-	} else {
-		newSlots = min(newSlots, e.maxCtx)
+	if have+len(tokens) > e.maxCtx {
+		return fmt.Errorf("context full: %d cached + %d new tokens exceed %d", have, len(tokens), e.maxCtx)
 	}
-	if e.opts.KV == KVF16 {
-		e.growF16(kv, newSlots)
-		return
-	}
-	nk := make([]float32, newSlots*w)
-	nv := make([]float32, newSlots*w)
-	copy(nk, kv.k)
-	copy(nv, kv.v)
-	kv.k, kv.v = nk, nv
+	return nil
 }
 
-func (e *engine) slot(l, pos int) int {
-	if e.kv[l].sliding {
-		return pos % e.ring
+// run is one forward pass over the spans (their rows' tokens in toks, in
+// span order) with the model's repacked matrices installed first.
+func (e *engine) run(ctx context.Context, spans []span, toks []int) error {
+	e.m.adopt()
+	e.m.evalMu.RLock()
+	err := e.forward(ctx, spans, toks)
+	e.m.evalMu.RUnlock()
+	if e.m.rp != nil && !e.kicked {
+		e.m.kickRepack()
+		e.kicked = true
 	}
-	return pos
+	return err
 }
 
-// slotRuns calls f for the runs of consecutive cache slots that hold the
-// n positions from first on (one run, or two where a ring wraps): positions
-// first+j .. first+j+m-1 are in slots s .. s+m-1.
-func (e *engine) slotRuns(first, n int, f func(j, s, m int)) {
-	for j := 0; j < n; {
-		s := e.slot(e.cur.layer, first+j)
-		m := n - j
-		if e.kv[e.cur.layer].sliding {
-			m = min(m, e.ring-s)
+// Work is one sequence's part of a Step: its new tokens and which logits
+// to compute.
+type Work struct {
+	Seq    *Seq
+	Tokens []int      // at most Engine.Batch of them
+	Logits LogitsMode // LogitsLast, LogitsAll or LogitsNone
+	// Out receives the logits (Vocab floats per row, as Eval returns
+	// them); it is reused when it has the capacity.
+	Out []float32
+	// Err is set by Step when this work was not computed (a closed
+	// sequence, a token out of range, a full context); the others were.
+	Err error
+}
+
+// Step runs one forward pass over the new tokens of several sequences (at
+// most one Work per sequence, each at most Batch tokens): one decode token
+// per generating sequence and a chunk of any prompt being prefilled go
+// through every matrix product together, which reads each weight once for
+// all of them. A token's logits are the same as when its sequence is
+// computed alone. A work that cannot be computed gets its Err and is left
+// out; an error of the pass itself (ctx ended) extends no sequence.
+func (e *Engine) Step(ctx context.Context, works []Work) error {
+	V := e.c.Vocab
+	e.spans = e.spans[:0]
+	defer func() {
+		for i := range e.spans {
+			e.spans[i].s.mu.Unlock()
+			e.spans[i] = span{}
 		}
-		f(j, s, m)
-		j += m
+		e.spans = e.spans[:0]
+	}()
+	want := e.want[:0]
+	toks := e.tokBuf[:0]
+	for i := range works {
+		w := &works[i]
+		w.Err = nil
+		if w.Err = e.checkWork(w); w.Err != nil {
+			continue
+		}
+		s := w.Seq
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			w.Err = ErrSeqClosed
+			continue
+		}
+		if err := e.validate(s, len(s.tokens), w.Tokens); err != nil {
+			s.mu.Unlock()
+			w.Err = fmt.Errorf("step: %w", err)
+			continue
+		}
+		e.spans = append(e.spans, span{s: s, n: len(w.Tokens)}) // unlocked by the deferred loop
+		sp := &e.spans[len(e.spans)-1]
+		w0 := len(want)
+		switch w.Logits {
+		case LogitsAll:
+			for r := range sp.n {
+				want = append(want, r)
+			}
+			w.Out = grow(w.Out, sp.n*V)
+		case LogitsLast:
+			want = append(want, sp.n-1)
+			w.Out = grow(w.Out, V)
+		default:
+			w.Out = w.Out[:0]
+		}
+		sp.want, sp.dst = want[w0:], w.Out
+		toks = append(toks, w.Tokens...)
 	}
+	e.want, e.tokBuf = want, toks
+	err := e.run(ctx, e.spans, toks)
+	runtime.KeepAlive(e)
+	return err
+}
+
+// checkWork checks what a Step can tell about w without its sequence.
+func (e *engine) checkWork(w *Work) error {
+	s := w.Seq
+	switch {
+	case s == nil:
+		return errors.New("step: a work without a sequence")
+	case s.e != e:
+		return errors.New("step: the sequence belongs to another engine")
+	case len(w.Tokens) > e.opts.Batch:
+		return fmt.Errorf("step: %d tokens for one sequence, more than the chunk of %d", len(w.Tokens), e.opts.Batch)
+	case w.Logits == LogitsLast && len(w.Tokens) == 0:
+		return errors.New("step: no tokens to compute logits for")
+	}
+	for j := range e.spans {
+		if e.spans[j].s == s {
+			return errors.New("step: the sequence appears twice")
+		}
+	}
+	return nil
 }
 
 // dispatch runs step st over n chunks on the pool and waits for it.
@@ -463,8 +543,9 @@ func (e *engine) rowChunk(rows int) int {
 	return max(32, (c+31)&^31)
 }
 
-// forward runs one chunk of tokens through the model, appends it to the
-// cache, and writes the logits of the chunk rows in want to dst.
+// forward runs one pass of the spans' rows (toks, in span order) through
+// the model, appends them to their sequences, and writes the logits of the
+// rows each span wants to its dst. The spans' sequences must be locked.
 //
 // Per layer there are five dispatches, each fusing what can be done
 // without a barrier: (1) QKV and gate products, with RoPE and the cache
@@ -473,14 +554,29 @@ func (e *engine) rowChunk(rows int) int {
 // attn_output with the residual add; (4) FFN gate and up over 256-row
 // blocks with GEGLU and the encoding of the block for ffn_down; (5)
 // ffn_down with the residual add. RMSNorm and the encoding of its result
-// run on the calling goroutine in between.
-func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []float32) error {
+// run on the calling goroutine in between. The matrix products take every
+// row of the pass at once; attention reads each row's own sequence.
+func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 	c := &e.c
 	B := len(toks)
+	if B == 0 {
+		return nil
+	}
 	H, F, QD := c.Hidden, c.FFN, c.QDim()
-	p0 := len(e.tokens)
-	e.cur.b, e.cur.p0 = B, p0
-	e.hw = max(e.hw, p0+B)
+	e.cur.b = B
+	e.rowSpan = grow(e.rowSpan, B)
+	t := 0
+	need := 0 // the longest span a query of the pass sees
+	for i := range spans {
+		sp := &spans[i]
+		sp.t0, sp.p0 = t, len(sp.s.tokens)
+		for r := range sp.n {
+			e.rowSpan[t+r] = int32(i)
+		}
+		t += sp.n
+		sp.s.hw = max(sp.s.hw, sp.p0+sp.n)
+		need = max(need, sp.p0+sp.n)
+	}
 	e.x = grow(e.x, B*H)
 	e.h = grow(e.h, B*H)
 	e.qkv = grow(e.qkv, B*c.QKVRows())
@@ -496,16 +592,19 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 		if err := quant.DequantizeRow(e.m.Embed.Type, e.m.Embed.rowTo(tok, &e.rowb), e.x[t*H:(t+1)*H]); err != nil {
 			return err
 		}
+		sp := &spans[e.rowSpan[t]]
+		pos := sp.p0 + t - sp.t0
 		hs, hf := c.RopeDimsSWA/2, c.RopeDimsFull/2
-		ropeTable(e.cosS[t*hs:(t+1)*hs], e.sinS[t*hs:(t+1)*hs], p0+t, c.RopeDimsSWA, c.RopeThetaSWA)
-		ropeTable(e.cosF[t*hf:(t+1)*hf], e.sinF[t*hf:(t+1)*hf], p0+t, c.RopeDimsFull, c.RopeThetaFull)
+		ropeTable(e.cosS[t*hs:(t+1)*hs], e.sinS[t*hs:(t+1)*hs], pos, c.RopeDimsSWA, c.RopeThetaSWA)
+		ropeTable(e.cosF[t*hf:(t+1)*hf], e.sinF[t*hf:(t+1)*hf], pos, c.RopeDimsFull, c.RopeThetaFull)
 	}
-	// Scores for the longest span a query of this chunk sees.
-	if need := p0 + B; need > len(e.scores[0]) {
+	if need > len(e.scores[0]) {
 		for i := range e.scores {
 			e.scores[i] = make([]float32, max(need, 2*len(e.scores[i])))
 		}
 	}
+	e.cur.spans = spans
+	defer func() { e.cur.spans = nil }()
 	eps := float32(c.Eps)
 	float := e.opts.FloatActivations
 	for l := range e.m.Layers {
@@ -514,7 +613,9 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 		}
 		L := &e.m.Layers[l]
 		e.cur.layer = l
-		e.ensureKV(l, p0+B)
+		for i := range spans {
+			spans[i].s.ensureKV(l, spans[i].p0+spans[i].n)
+		}
 		for t := 0; t < B; t++ {
 			rmsNorm(e.h[t*H:(t+1)*H], e.x[t*H:(t+1)*H], L.AttnNorm, eps)
 		}
@@ -534,8 +635,14 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 			}
 		}
 		if e.opts.KV == KVF16 {
-			tg := e.f16Group(&e.kv[e.cur.layer])
-			e.dispatch(stepAttn, c.KVHeads*((B+tg-1)/tg))
+			tg := e.f16Group(l)
+			e.taskEnd = e.taskEnd[:0]
+			n := 0
+			for i := range spans {
+				n += c.KVHeads * ((spans[i].n + tg - 1) / tg)
+				e.taskEnd = append(e.taskEnd, n)
+			}
+			e.dispatch(stepAttn, n)
 		} else {
 			e.dispatch(stepAttn, B*c.Heads)
 		}
@@ -570,25 +677,62 @@ func (e *engine) forward(ctx context.Context, toks []int, want []int, dst []floa
 		e.cur.chunk = e.rowChunk(H)
 		e.dispatch(stepDown, (H+e.cur.chunk-1)/e.cur.chunk)
 	}
-	e.tokens = append(e.tokens, toks...)
-	e.prefilled += int64(B)
-	if len(want) == 0 {
+	for i := range spans {
+		sp := &spans[i]
+		sp.s.tokens = append(sp.s.tokens, toks[sp.t0:sp.t0+sp.n]...)
+		sp.s.prefilled += int64(sp.n)
+	}
+	e.prefilled.Add(int64(B))
+	// The output head, for the wanted rows of every span at once: straight
+	// into the span's dst when one span wants logits, else through
+	// logitBuf.
+	nw, owner := 0, -1
+	for i := range spans {
+		if k := len(spans[i].want); k > 0 {
+			owner = i
+			if nw > 0 {
+				owner = -2
+			}
+			nw += k
+		}
+	}
+	if nw == 0 {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	for i, t := range want {
-		rmsNorm(e.h[i*H:(i+1)*H], e.x[t*H:(t+1)*H], e.m.OutputNorm, eps)
+	i := 0
+	for _, sp := range spans {
+		for _, r := range sp.want {
+			t := sp.t0 + r
+			rmsNorm(e.h[i*H:(i+1)*H], e.x[t*H:(t+1)*H], e.m.OutputNorm, eps)
+			i++
+		}
 	}
-	e.inH.reset(e.h, len(want), H)
+	e.inH.reset(e.h, nw, H)
 	if !float {
 		e.inH.prepare(e.m.Output.Type)
 	}
-	e.cur.logits = dst[:len(want)*c.Vocab]
-	e.cur.chunk = max(256, e.rowChunk(c.Vocab)/8&^31)
-	e.dispatch(stepHead, (c.Vocab+e.cur.chunk-1)/e.cur.chunk)
+	V := c.Vocab
+	if owner >= 0 {
+		e.cur.logits = spans[owner].dst[:nw*V]
+	} else {
+		e.logitBuf = grow(e.logitBuf, nw*V)
+		e.cur.logits = e.logitBuf
+	}
+	e.cur.chunk = max(256, e.rowChunk(V)/8&^31)
+	e.dispatch(stepHead, (V+e.cur.chunk-1)/e.cur.chunk)
 	e.cur.logits = nil
+	if owner < 0 {
+		i := 0
+		for _, sp := range spans {
+			for j := range sp.want {
+				copy(sp.dst[j*V:(j+1)*V], e.logitBuf[i*V:(i+1)*V])
+				i++
+			}
+		}
+	}
 	return nil
 }
 
@@ -622,11 +766,12 @@ func (e *engine) work(w int) {
 }
 
 // doQKV computes the rows of one head of the fused QKV product for every
-// token (chunk Heads+2*KVHeads is the gate), rotates q and k heads, and
-// stores k and v heads in the cache.
+// row of the pass (chunk Heads+2*KVHeads is the gate), rotates q and k
+// heads, and stores k and v heads in each row's sequence's cache.
 func (e *engine) doQKV(w, ch int) {
 	c := &e.c
-	L := &e.m.Layers[e.cur.layer]
+	l := e.cur.layer
+	L := &e.m.Layers[l]
 	float := e.opts.FloatActivations
 	nh := c.Heads + 2*c.KVHeads
 	if ch == nh {
@@ -635,9 +780,8 @@ func (e *engine) doQKV(w, ch int) {
 	}
 	hd, rows, QD, KD := c.HeadDim, c.QKVRows(), c.QDim(), c.KVDim()
 	mulRows(&L.QKV, &e.inH, ch*hd, (ch+1)*hd, e.qkv, rows, float, e.rowbuf[w])
-	kv := &e.kv[e.cur.layer]
 	dims, cosT, sinT := c.RopeDimsFull, e.cosF, e.sinF
-	if kv.sliding {
+	if c.Sliding[l] {
 		dims, cosT, sinT = c.RopeDimsSWA, e.cosS, e.sinS
 	}
 	half := dims / 2
@@ -646,9 +790,14 @@ func (e *engine) doQKV(w, ch int) {
 		if ch < c.Heads+c.KVHeads {
 			ropeNeox(v, cosT[t*half:(t+1)*half], sinT[t*half:(t+1)*half], dims)
 		}
-		s := e.slot(e.cur.layer, e.cur.p0+t)
-		switch off := ch*hd - QD; {
-		case off < 0:
+		off := ch*hd - QD
+		if off < 0 {
+			continue
+		}
+		sp := &e.cur.spans[e.rowSpan[t]]
+		kv := &sp.s.kv[l].kvBuf
+		s := sp.s.slot(l, sp.p0+t-sp.t0)
+		switch {
 		case e.opts.KV == KVF16:
 			e.storeF16(w, kv, s, off/hd%c.KVHeads, off >= KD, v)
 		case off < KD:
@@ -660,23 +809,31 @@ func (e *engine) doQKV(w, ch int) {
 }
 
 // doAttn computes one query head of one token (f32 cache; with the f16
-// cache, the query heads of one KV head for a group of tokens, f16Group):
-// softmax(q.K/sqrt(d)).V over the positions it sees, times its sigmoid
-// gate, then encodes the head's slice for attn_output when heads are whole
-// encoding blocks.
+// cache, the query heads of one KV head for a group of one sequence's
+// tokens, f16Group): softmax(q.K/sqrt(d)).V over the positions it sees,
+// times its sigmoid gate, then encodes the head's slice for attn_output
+// when heads are whole encoding blocks.
 func (e *engine) doAttn(w, task int) {
 	c := &e.c
+	l := e.cur.layer
 	hd, rows, QD, KD := c.HeadDim, c.QKVRows(), c.QDim(), c.KVDim()
-	kv := &e.kv[e.cur.layer]
 	if e.opts.KV == KVF16 {
-		// task is (KV head, group of tokens): the query heads sharing the
-		// KV head go together, and the tasks running at the same time read
-		// the same head's keys and values.
-		tg := e.f16Group(kv)
-		ng := (e.cur.b + tg - 1) / tg
-		kh, t0 := task/ng, task%ng*tg
-		t1 := min(e.cur.b, t0+tg)
-		e.attendF16(w, kv, kh, t0, t1)
+		// task is (span, KV head, group of tokens): the query heads
+		// sharing the KV head go together, and the tasks running at the
+		// same time read the same head's keys and values.
+		i := 0
+		for e.taskEnd[i] <= task {
+			i++
+		}
+		if i > 0 {
+			task -= e.taskEnd[i-1]
+		}
+		sp := &e.cur.spans[i]
+		tg := e.f16Group(l)
+		ng := (sp.n + tg - 1) / tg
+		kh, t0 := task/ng, sp.t0+task%ng*tg
+		t1 := min(sp.t0+sp.n, t0+tg)
+		e.attendF16(w, sp, kh, t0, t1)
 		g := c.Heads / c.KVHeads
 		for t := t0; t < t1; t++ {
 			for h := kh * g; h < (kh+1)*g; h++ {
@@ -686,9 +843,10 @@ func (e *engine) doAttn(w, task int) {
 		return
 	}
 	t, h := task/c.Heads, task%c.Heads
-	pos := e.cur.p0 + t
+	sp := &e.cur.spans[e.rowSpan[t]]
+	pos := sp.p0 + t - sp.t0
 	first := 0
-	if kv.sliding {
+	if c.Sliding[l] {
 		first = max(0, pos-c.Window+1)
 	}
 	n := pos - first + 1
@@ -697,9 +855,11 @@ func (e *engine) doAttn(w, task int) {
 	sc := e.scores[w][:n]
 	kh := (h / (c.Heads / c.KVHeads)) * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	e.slotRuns(first, n, func(j, s, m int) {
-		kernels.DotRows(q, kv.k[s*KD+kh:], KD, sc[j:j+m])
-	})
+	runs := sp.s.runs(l, first, n, e.runs[w][:0])
+	e.runs[w] = runs
+	for _, r := range runs {
+		kernels.DotRows(q, r.buf.k[r.s*KD+kh:], KD, sc[r.j:r.j+r.n])
+	}
 	mx := float32(math.Inf(-1))
 	for j, v := range sc {
 		v *= scale
@@ -717,9 +877,9 @@ func (e *engine) doAttn(w, task int) {
 	for j := range sc {
 		sc[j] *= inv
 	}
-	e.slotRuns(first, n, func(j, s, m int) {
-		kernels.AxpyRows(sc[j:j+m], kv.v[s*KD+kh:], KD, o)
-	})
+	for _, r := range runs {
+		kernels.AxpyRows(sc[r.j:r.j+r.n], r.buf.v[r.s*KD+kh:], KD, o)
+	}
 	e.gateHead(t, h, o)
 }
 

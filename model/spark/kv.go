@@ -69,8 +69,9 @@ func (c *Config) KVBytesOf(ctx int, t KVType) int64 {
 // ([head][dim][slot]), so each output element is a dot product of the
 // attention weights with one row.
 
-// growF16 makes room for slots positions in layer l's f16 cache.
-func (e *engine) growF16(kv *layerKV, slots int) {
+// growF16 makes room for slots positions in kv's f16 cache, keeping the
+// slots it holds.
+func (e *engine) growF16(kv *kvBuf, slots int) {
 	hd, kvh := e.c.HeadDim, e.c.KVHeads
 	old := kv.cap
 	nk := make([]byte, kvh*slots*hd*2)
@@ -85,8 +86,38 @@ func (e *engine) growF16(kv *layerKV, slots int) {
 	kv.k16, kv.v16, kv.cap = nk, nv, slots
 }
 
+// allocKV gives kv room for exactly slots positions (for a prefix).
+func (e *engine) allocKV(kv *kvBuf, slots int) {
+	if e.opts.KV == KVF16 {
+		hd, kvh := e.c.HeadDim, e.c.KVHeads
+		kv.k16, kv.v16, kv.cap = make([]byte, kvh*slots*hd*2), make([]byte, kvh*hd*slots*2), slots
+		return
+	}
+	w := e.c.KVDim()
+	kv.k, kv.v, kv.cap = make([]float32, slots*w), make([]float32, slots*w), slots
+}
+
+// copySlots copies the keys and values of m consecutive slots of src from
+// slot ss to dst from slot ds.
+func (e *engine) copySlots(dst *kvBuf, ds int, src *kvBuf, ss, m int) {
+	if e.opts.KV == KVF32 {
+		w := e.c.KVDim()
+		copy(dst.k[ds*w:(ds+m)*w], src.k[ss*w:(ss+m)*w])
+		copy(dst.v[ds*w:(ds+m)*w], src.v[ss*w:(ss+m)*w])
+		return
+	}
+	hd := e.c.HeadDim
+	for h := range e.c.KVHeads {
+		copy(dst.k16[(h*dst.cap+ds)*hd*2:(h*dst.cap+ds+m)*hd*2], src.k16[(h*src.cap+ss)*hd*2:(h*src.cap+ss+m)*hd*2])
+		for d := range hd {
+			r := h*hd + d
+			copy(dst.v16[(r*dst.cap+ds)*2:(r*dst.cap+ds+m)*2], src.v16[(r*src.cap+ss)*2:(r*src.cap+ss+m)*2])
+		}
+	}
+}
+
 // storeF16 writes head h's key or value (v: which) at slot s, for worker w.
-func (e *engine) storeF16(w int, kv *layerKV, s, h int, val bool, x []float32) {
+func (e *engine) storeF16(w int, kv *kvBuf, s, h int, val bool, x []float32) {
 	hd := e.c.HeadDim
 	if !val {
 		kernels.EncodeF16(kv.k16[(h*kv.cap+s)*hd*2:(h*kv.cap+s+1)*hd*2], x)
@@ -101,49 +132,48 @@ func (e *engine) storeF16(w int, kv *layerKV, s, h int, val bool, x []float32) {
 	}
 }
 
-// kvRun is a run of contiguous cache slots: positions j.. of a query's
-// span at slots s.., n of them.
-type kvRun struct{ j, s, n int }
-
 // attnGroup is the number of tokens whose queries an f16 attention task
 // of a full-attention layer takes together: at 2k positions one KV head's
 // keys and values are 2 MiB, so a task per token would read them from
 // beyond L2 for 4 query vectors; a task of 4 tokens reads them once for 16.
 const attnGroup = 4
 
-// f16Group returns the tokens per f16 attention task in the layer of kv:
+// f16Group returns the tokens per f16 attention task in layer l:
 // attnGroup where all of them see the same first position (full
 // attention), 1 in sliding layers, whose windows start at different
 // positions and whose keys and values (a window of 512) stay in L2 anyway.
-// So every token's products cover its own span plus, in a group, the later
+// The tokens of a group are consecutive tokens of one sequence, so every
+// token's products cover its own span plus, in a group, the later
 // positions of the group with weights of exactly 0. Only where a token's g
 // query vectors are whole groups of 4 for kernels.MatMulF16Strided: then
 // they take the same kernel alone or in a group, and a token's result does
 // not depend on the batch it came in.
-func (e *engine) f16Group(kv *layerKV) int {
-	if kv.sliding || (e.c.Heads/e.c.KVHeads)%4 != 0 {
+func (e *engine) f16Group(l int) int {
+	if e.c.Sliding[l] || (e.c.Heads/e.c.KVHeads)%4 != 0 {
 		return 1
 	}
 	return attnGroup
 }
 
-// attendF16 computes the g query heads that share KV head kh, for tokens
-// t0..t1-1 of the chunk (one token in sliding layers): the scores of all
-// their queries against each run of contiguous key slots of the union of
-// their spans in one MatMulF16Strided (which converts every key once for
-// all queries), softmax of each token's own span (0 for the later
-// positions), then the outputs as the products of the weight vectors with
-// the run's slice of the transposed value rows, again one call per run.
-func (e *engine) attendF16(w int, kv *layerKV, kh, t0, t1 int) {
+// attendF16 computes the g query heads that share KV head kh, for rows
+// t0..t1-1 of the step, which belong to span sp (one row in sliding
+// layers): the scores of all their queries against each run of contiguous
+// key slots of the union of their spans in one MatMulF16Strided (which
+// converts every key once for all queries), softmax of each token's own
+// span (0 for the later positions), then the outputs as the products of
+// the weight vectors with the run's slice of the transposed value rows,
+// again one call per run.
+func (e *engine) attendF16(w int, sp *span, kh, t0, t1 int) {
 	c := &e.c
+	l := e.cur.layer
 	hd, rows, QD := c.HeadDim, c.QKVRows(), c.QDim()
 	g := c.Heads / c.KVHeads
 	nt := t1 - t0
 	G := g * nt // query vectors
-	pos := e.cur.p0 + t1 - 1
+	pos := sp.p0 + t1 - 1 - sp.t0
 	first := 0
-	if kv.sliding {
-		first = max(0, e.cur.p0+t0-c.Window+1)
+	if c.Sliding[l] {
+		first = max(0, sp.p0+t0-sp.t0-c.Window+1)
 	}
 	n := pos - first + 1
 	if need := G * n; len(e.gsc[w]) < need {
@@ -157,22 +187,12 @@ func (e *engine) attendF16(w int, kv *layerKV, kh, t0, t1 int) {
 		copy(q[i*g*hd:(i+1)*g*hd], e.qkv[t*rows+h0*hd:t*rows+(h0+g)*hd])
 	}
 	kernels.RoundF16(q)
-	// Runs of slots: a ring wraps at most once over a window.
-	runs := &e.runs[w]
-	nr := 0
-	for j := 0; j < n; {
-		s := e.slot(e.cur.layer, first+j)
-		m := n - j
-		if kv.sliding {
-			m = min(m, e.ring-s)
-		}
-		runs[nr] = kvRun{j, s, m}
-		nr++
-		j += m
-	}
-	base := kh * kv.cap
-	for _, r := range runs[:nr] {
-		kernels.MatMulF16Strided(kv.k16[(base+r.s)*hd*2:(base+r.s+r.n)*hd*2], hd, hd, r.n, q, hd, G, sc[r.j:], n, false)
+	runs := sp.s.runs(l, first, n, e.runs[w][:0])
+	e.runs[w] = runs
+	for _, r := range runs {
+		b := r.buf
+		base := kh * b.cap
+		kernels.MatMulF16Strided(b.k16[(base+r.s)*hd*2:(base+r.s+r.n)*hd*2], hd, hd, r.n, q, hd, G, sc[r.j:], n, false)
 	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	for v := range G {
@@ -183,17 +203,71 @@ func (e *engine) attendF16(w int, kv *layerKV, kh, t0, t1 int) {
 	}
 	kernels.RoundF16(sc)
 	// The outputs, [token][head][dim], go to q (no longer needed) and
-	// then to the tokens' rows of att.
+	// then to the tokens' rows of att. They are summed block by block of
+	// attnBlock positions (aligned to multiples of it), each token's g
+	// vectors over its own positions of the block in one product, so a
+	// token's sums depend only on its positions: not on the tokens it is
+	// grouped with, nor on where the runs of slots begin and end (a ring's
+	// wrap, a shared prefix). A block that spans two runs is gathered
+	// first. A block's values (128 KiB at 256 positions) stay in L2 while
+	// the group's tokens pass.
 	clear(q)
-	vb := kh * hd * kv.cap // value row d of the head at vb + d*cap
-	for _, r := range runs[:nr] {
-		// Weight vector v of the run is sc[v*n+r.j:][:r.n]: n apart.
-		kernels.MatMulF16Strided(kv.v16[(vb+r.s)*2:(vb+(hd-1)*kv.cap+r.s+r.n)*2], kv.cap, r.n, hd, sc[r.j:], n, G, q, hd, true)
+	ri := 0
+	for p0 := first; p0 < first+n; {
+		p1 := min(first+n, (p0/attnBlock+1)*attnBlock)
+		j0, m := p0-first, p1-p0
+		for runs[ri].j+runs[ri].n <= j0 {
+			ri++
+		}
+		r := runs[ri]
+		var vals []byte
+		ws := m
+		if j0+m <= r.j+r.n {
+			b := r.buf
+			vb := kh*hd*b.cap + r.s + j0 - r.j // value row d of the block at vb + d*cap
+			vals, ws = b.v16[vb*2:(vb+(hd-1)*b.cap+m)*2], b.cap
+		} else {
+			vals = e.gatherV(w, runs[ri:], kh, j0, m)
+		}
+		for i := range nt {
+			// Token t0+i sees the span's first n-(nt-1-i) positions; its
+			// g weight vectors are sc[(i*g+h)*n:], n apart.
+			mi := min(m, n-(nt-1-i)-j0)
+			if mi > 0 {
+				kernels.MatMulF16Strided(vals, ws, mi, hd, sc[i*g*n+j0:], n, g, q[i*g*hd:], hd, true)
+			}
+		}
+		p0 = p1
 	}
 	for i := range nt {
 		t := t0 + i
 		copy(e.att[t*QD+h0*hd:t*QD+(h0+g)*hd], q[i*g*hd:(i+1)*g*hd])
 	}
+}
+
+// attnBlock is the block of positions whose values an f16 attention
+// product sums in one go (see attendF16).
+const attnBlock = 256
+
+// gatherV copies the value rows of KV head kh for span positions j0..j0+m-1,
+// which runs cover (the first of them holding j0), into worker w's scratch
+// as hd rows of m slots, and returns it.
+func (e *engine) gatherV(w int, runs []kvRun, kh, j0, m int) []byte {
+	hd := e.c.HeadDim
+	e.vgather[w] = grow(e.vgather[w], hd*m*2)
+	dst := e.vgather[w][:hd*m*2]
+	for _, r := range runs {
+		lo, hi := max(j0, r.j), min(j0+m, r.j+r.n)
+		if lo >= hi {
+			break
+		}
+		b := r.buf
+		for d := range hd {
+			src := (kh*hd+d)*b.cap + r.s + lo - r.j
+			copy(dst[(d*m+lo-j0)*2:(d*m+hi-j0)*2], b.v16[src*2:(src+hi-lo)*2])
+		}
+	}
+	return dst
 }
 
 // softmax sets row to softmax(scale*row) (kernels.ExpSum: the reference's
@@ -226,7 +300,7 @@ type State struct {
 	layers [][]byte
 }
 
-// statePositions returns the first position layer l keeps for n tokens.
+// stateFirst returns the first position layer l keeps for n tokens.
 func (c *Config) stateFirst(l, n int) int {
 	if c.Sliding[l] {
 		return max(0, n-c.Window+1)
@@ -237,90 +311,99 @@ func (c *Config) stateFirst(l, n int) int {
 // posBytes is the size of one position's K and V rows.
 func (e *engine) posBytes() int { return 2 * e.c.KVDim() * e.opts.KV.bytes() }
 
-// readPos writes position pos of layer l (K then V rows) to dst.
-func (e *engine) readPos(l, pos int, dst []byte) {
-	kv := &e.kv[l]
-	s := e.slot(l, pos)
-	KD, hd := e.c.KVDim(), e.c.HeadDim
-	if e.opts.KV == KVF32 {
-		for i, f := range kv.k[s*KD : (s+1)*KD] {
+// readSlot writes slot s of b (K then V rows, all KV heads) to dst in the
+// encoding of t.
+func readSlot(c *Config, t KVType, b *kvBuf, s int, dst []byte) {
+	KD, hd := c.KVDim(), c.HeadDim
+	if t == KVF32 {
+		for i, f := range b.k[s*KD : (s+1)*KD] {
 			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(f))
 		}
-		for i, f := range kv.v[s*KD : (s+1)*KD] {
+		for i, f := range b.v[s*KD : (s+1)*KD] {
 			binary.LittleEndian.PutUint32(dst[4*(KD+i):], math.Float32bits(f))
 		}
 		return
 	}
-	for h := range e.c.KVHeads {
-		copy(dst[h*hd*2:(h+1)*hd*2], kv.k16[(h*kv.cap+s)*hd*2:(h*kv.cap+s+1)*hd*2])
+	for h := range c.KVHeads {
+		copy(dst[h*hd*2:(h+1)*hd*2], b.k16[(h*b.cap+s)*hd*2:(h*b.cap+s+1)*hd*2])
 		for d := range hd {
-			i := ((h*hd+d)*kv.cap + s) * 2
-			copy(dst[(KD+h*hd+d)*2:], kv.v16[i:i+2])
+			i := ((h*hd+d)*b.cap + s) * 2
+			copy(dst[(KD+h*hd+d)*2:], b.v16[i:i+2])
 		}
 	}
 }
 
-// writePos is the inverse of readPos.
-func (e *engine) writePos(l, pos int, src []byte) {
-	kv := &e.kv[l]
-	s := e.slot(l, pos)
+// writePos is the inverse of readSlot for the engine's KV type.
+func (e *engine) writePos(b *kvBuf, s int, src []byte) {
 	KD, hd := e.c.KVDim(), e.c.HeadDim
 	if e.opts.KV == KVF32 {
 		for i := range KD {
-			kv.k[s*KD+i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-			kv.v[s*KD+i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*(KD+i):]))
+			b.k[s*KD+i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
+			b.v[s*KD+i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*(KD+i):]))
 		}
 		return
 	}
 	for h := range e.c.KVHeads {
-		copy(kv.k16[(h*kv.cap+s)*hd*2:(h*kv.cap+s+1)*hd*2], src[h*hd*2:(h+1)*hd*2])
+		copy(b.k16[(h*b.cap+s)*hd*2:(h*b.cap+s+1)*hd*2], src[h*hd*2:(h+1)*hd*2])
 		for d := range hd {
-			i := ((h*hd+d)*kv.cap + s) * 2
-			copy(kv.v16[i:i+2], src[(KD+h*hd+d)*2:])
+			i := ((h*hd+d)*b.cap + s) * 2
+			copy(b.v16[i:i+2], src[(KD+h*hd+d)*2:])
 		}
 	}
 }
 
-// Save returns the state of the whole cache.
-func (e *Engine) Save() *State {
-	n := len(e.tokens)
-	st := &State{Tokens: slices.Clone(e.tokens), KV: e.opts.KV, layers: make([][]byte, e.c.Layers)}
+// Save returns the state of the whole sequence (positions read from its
+// prefix included).
+func (s *Seq) Save() *State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.e
+	n := len(s.tokens)
+	st := &State{Tokens: slices.Clone(s.tokens), KV: e.opts.KV, layers: make([][]byte, e.c.Layers)}
 	pb := e.posBytes()
 	for l := range e.c.Layers {
 		first := e.c.stateFirst(l, n)
 		buf := make([]byte, (n-first)*pb)
 		for p := first; p < n; p++ {
-			e.readPos(l, p, buf[(p-first)*pb:])
+			b, sl := s.locate(l, p)
+			readSlot(&e.c, e.opts.KV, b, sl, buf[(p-first)*pb:])
 		}
 		st.layers[l] = buf
 	}
 	return st
 }
 
-// Restore replaces the cache with st. It fails, leaving the cache as it
-// was, if st does not fit this engine (KV type, shapes, context).
-func (e *Engine) Restore(st *State) error {
-	n := len(st.Tokens)
+// Restore replaces the sequence with st. It fails, leaving the sequence as
+// it was, if st does not fit the engine (KV type, shapes, context).
+func (s *Seq) Restore(st *State) error {
+	e := s.e
 	if err := e.check(st); err != nil {
 		return err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrSeqClosed
+	}
+	n := len(st.Tokens)
+	s.reset()
 	pb := e.posBytes()
 	for l := range e.c.Layers {
-		e.ensureKV(l, n)
+		s.ensureKV(l, n)
 		first := e.c.stateFirst(l, n)
 		for p := first; p < n; p++ {
-			e.writePos(l, p, st.layers[l][(p-first)*pb:])
+			e.writePos(&s.kv[l].kvBuf, s.slot(l, p), st.layers[l][(p-first)*pb:])
 		}
 	}
-	e.tokens = append(e.tokens[:0], st.Tokens...)
-	e.hw = n
+	s.tokens = append(s.tokens[:0], st.Tokens...)
+	s.hw = n
 	// Older ring slots hold whatever was there: nothing before first may
 	// be kept by a later Truncate.
-	e.floor = max(0, n-e.c.Window+1)
+	s.floor = max(0, n-e.c.Window+1)
 	return nil
 }
 
-func (e *Engine) check(st *State) error {
+func (e *engine) check(st *State) error {
 	n := len(st.Tokens)
 	switch {
 	case st.KV != e.opts.KV:

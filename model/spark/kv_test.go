@@ -116,26 +116,29 @@ func FuzzDecodeState(f *testing.F) {
 func attnEngine(b *testing.B, kv KVType, n int) *engine {
 	c, _ := Preset("1.7b")
 	e := &engine{c: c, opts: Options{KV: kv}, ring: c.Window + 256, maxCtx: 1 << 20}
-	e.kv = make([]layerKV, 1)
-	e.c.Sliding = []bool{false}
-	e.ensureKV(0, n)
+	e.c.Layers, e.c.Sliding = 1, []bool{false}
+	s := e.newSeq()
+	s.ensureKV(0, n)
+	buf := &s.kv[0].kvBuf
 	rng := randomTokens(n*c.KVDim()*2, 1000, 9)
 	val := func(i int) float32 { return float32(rng[i%len(rng)]-500) / 500 }
 	x := make([]float32, c.HeadDim)
+	e.enc16 = [][]byte{make([]byte, 2*c.HeadDim)}
 	for p := range n {
 		for h := range c.KVHeads {
 			for i := range x {
 				x[i] = val(p*7 + h*13 + i)
 			}
 			if kv == KVF16 {
-				e.storeF16(0, &e.kv[0], p, h, false, x)
-				e.storeF16(0, &e.kv[0], p, h, true, x)
+				e.storeF16(0, buf, p, h, false, x)
+				e.storeF16(0, buf, p, h, true, x)
 			} else {
-				copy(e.kv[0].k[p*c.KVDim()+h*c.HeadDim:], x)
-				copy(e.kv[0].v[p*c.KVDim()+h*c.HeadDim:], x)
+				copy(buf.k[p*c.KVDim()+h*c.HeadDim:], x)
+				copy(buf.v[p*c.KVDim()+h*c.HeadDim:], x)
 			}
 		}
 	}
+	s.tokens = make([]int, n-1)
 	e.qkv = make([]float32, c.QKVRows())
 	for i := range e.qkv {
 		e.qkv[i] = val(i)
@@ -146,9 +149,12 @@ func attnEngine(b *testing.B, kv KVType, n int) *engine {
 	e.scores = [][]float32{make([]float32, n)}
 	e.q16 = [][]float32{make([]float32, g*c.HeadDim)}
 	e.gsc = [][]float32{make([]float32, g*n)}
-	e.enc16 = [][]byte{make([]byte, 2*c.HeadDim)}
-	e.runs = make([][2]kvRun, 1)
-	e.cur.b, e.cur.p0 = 1, n-1
+	e.runs = make([][]kvRun, 1)
+	e.vgather = make([][]byte, 1)
+	e.cur.b = 1
+	e.cur.spans = []span{{s: s, n: 1, p0: n - 1}}
+	e.rowSpan = []int32{0}
+	e.taskEnd = []int{c.KVHeads}
 	return e
 }
 

@@ -71,6 +71,16 @@ func (m *Model) StartRepack() (int64, error) {
 	return m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && kernels.RepackPays(w.Type) }, runtime.GOARCH != "arm64")
 }
 
+// StartRepackNow is StartRepack with the copy starting at once rather than
+// after the first forward pass: for a caller that waits for it to finish
+// (WaitRepack) before computing anything, so that no forward pass shares
+// the CPU with the copy or runs on a mix of layouts.
+func (m *Model) StartRepackNow() (int64, error) {
+	n, err := m.StartRepack()
+	m.kickRepack()
+	return n, err
+}
+
 // kickAfter is how long a background repack waits for the first forward
 // pass before it starts anyway.
 const kickAfter = 2 * time.Second
@@ -84,7 +94,7 @@ func (m *Model) kickRepack() {
 
 // WaitRepack waits until a background repack has finished (at once if none
 // was started) and returns its error, if any. The matrices are installed
-// by the next Eval.
+// then, or by the next Eval if a forward pass is running.
 func (m *Model) WaitRepack(ctx context.Context) error {
 	rp := m.rp
 	if rp == nil {
@@ -96,6 +106,9 @@ func (m *Model) WaitRepack(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	// Install what is ready now unless a forward pass runs (the next one
+	// does it then), so Numerics describes the layout from here on.
+	m.adopt()
 	rp.mu.Lock()
 	defer rp.mu.Unlock()
 	return rp.err
