@@ -33,11 +33,11 @@ func newModelBenchCmd(d *deps) *cobra.Command {
 	var (
 		nPrompt, nGen, threads, reps, batch int
 		jsonOut, preload, repack            bool
-		gelu, profile                       string
+		gelu, profile, parallel             string
 		seed                                uint64
 	)
 	c := &cobra.Command{
-		Use:   "bench FILE [-p 512] [-n 128] [-t N] [-r 3] [--json]",
+		Use:   "bench FILE [-p 512] [-n 128] [-t N] [-r 3] [--parallel 1,2,4,8] [--json]",
 		Short: "Measure prefill and decode speed of the in-process engine (like llama-bench)",
 		Long: `bench loads a GGUF model and measures, like llama-bench, prompt processing
 (pp: -p random tokens in one Eval from an empty cache) and text generation
@@ -54,7 +54,16 @@ file's layout); the timed tests start once that is done.
 
 --json prints exactly one object:
 {"n_prompt":512,"n_gen":128,"threads":2,"pp_tps":..,"tg_tps":..,"pp_sd":..,"tg_sd":..,"load_s":..,"rss_mb":..}
--p 0 or -n 0 skips that test (its figures are then 0).`,
+-p 0 or -n 0 skips that test (its figures are then 0).
+
+--parallel 1,2,4,8 measures many sequences decoded together instead (like
+llama-batched-bench): for each count N, N sequences each get a -p token
+prompt (one after the other, in chunks), then -n passes decode one token of
+every sequence at once. It reports per count the prompt tokens per second,
+the decoded tokens per second summed over the sequences and per sequence,
+and the resident memory after the count (the means over -r repetitions
+after an untimed one). --json then prints exactly
+{"model":"..","threads":2,"parallel":[{"sequences":8,"pp_tps":..,"tg_tps":..,"tg_tps_per_sequence":..,"rss_mb":..},..]}`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if nPrompt < 0 || nGen < 0 || reps < 1 {
@@ -68,6 +77,16 @@ file's layout); the timed tests start once that is done.
 			}
 			if nPrompt == 0 && nGen == 0 {
 				return usageErr(fmt.Errorf("nothing to measure: -p and -n are both 0"))
+			}
+			var counts []int
+			if parallel != "" {
+				var err error
+				if counts, err = parseCounts(parallel); err != nil {
+					return usageErr(err)
+				}
+				if nGen == 0 {
+					return usageErr(fmt.Errorf("--parallel measures decoding: -n must be > 0"))
+				}
 			}
 			gm, ok := spark.ParseGELU(gelu)
 			if !ok {
@@ -90,7 +109,11 @@ file's layout); the timed tests start once that is done.
 					return err
 				}
 			}
-			e, err := spark.NewEngine(m, spark.Options{Threads: threads, GELU: gm, Batch: batch, MaxContext: max(nPrompt, nGen) + 1})
+			maxCtx := max(nPrompt, nGen) + 1
+			if counts != nil {
+				maxCtx = nPrompt + nGen + 1
+			}
+			e, err := spark.NewEngine(m, spark.Options{Threads: threads, GELU: gm, Batch: batch, MaxContext: maxCtx})
 			if err != nil {
 				return fmt.Errorf("start engine: %w", err)
 			}
@@ -128,6 +151,17 @@ file's layout); the timed tests start once that is done.
 			}
 			if _, took := m.RepackStats(); repacking > 0 && !jsonOut {
 				fmt.Fprintf(d.stderr, "moved %.0f MB of weights into huge pages in the background (the interleaved layouts) in %.2f s\n", float64(repacking)/1e6, took.Seconds())
+			}
+			if counts != nil {
+				res, err := benchParallel(ctx, e, counts, nPrompt, nGen, reps, rng, func(line string) {
+					if !jsonOut {
+						fmt.Fprintln(d.stderr, line)
+					}
+				})
+				if err != nil {
+					return err
+				}
+				return printParallel(d, jsonOut, args[0], e.Threads(), res)
 			}
 			pp := func() (float64, error) {
 				e.Reset()
@@ -216,6 +250,7 @@ file's layout); the timed tests start once that is done.
 	f.StringVar(&gelu, "gelu", "table", "GELU: table (llama.cpp's), tanh or erf")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the timed tests to this file (-p 0 or -n 0 to profile one)")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random token ids")
+	f.StringVar(&parallel, "parallel", "", "measure `N,N,..` sequences decoded together (e.g. 1,2,4,8,16,32) instead of one")
 	return c
 }
 

@@ -3,7 +3,10 @@
 package main
 
 import (
+	"bytes"
+	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 )
 
@@ -19,4 +22,22 @@ func peakRSSMB() float64 {
 		unit = 1
 	}
 	return float64(ru.Maxrss) * unit / 1e6
+}
+
+// currentRSSMB is the process's resident set size now in MB (Linux:
+// /proc/self/statm; elsewhere the peak, peakRSSMB).
+func currentRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return peakRSSMB()
+	}
+	f := bytes.Fields(b)
+	if len(f) < 2 {
+		return peakRSSMB()
+	}
+	pages, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return peakRSSMB()
+	}
+	return float64(pages) * float64(os.Getpagesize()) / 1e6
 }

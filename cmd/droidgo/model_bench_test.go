@@ -59,3 +59,59 @@ func TestModelBench(t *testing.T) {
 		t.Errorf("missing file: exit %d, want 1", code)
 	}
 }
+
+// model bench --parallel: exactly the JSON fields, a row per count,
+// and usage errors for bad counts.
+func TestModelBenchParallel(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if code, _, errs := runModelCLI(t, "model", "make-random", "--arch-size", "tiny", "--type", "q4_k_m", "--out", path); code != 0 {
+		t.Fatalf("make-random: exit %d: %s", code, errs)
+	}
+	code, out, errs := runModelCLI(t, "model", "bench", path, "--parallel", "1,3", "-p", "9", "-n", "4", "-r", "1", "-t", "2", "--json")
+	if code != 0 {
+		t.Fatalf("bench --parallel: exit %d: %s", code, errs)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	var keys []string
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if want := []string{"model", "parallel", "threads"}; !reflect.DeepEqual(keys, want) {
+		t.Errorf("keys %v, want %v", keys, want)
+	}
+	rows, _ := raw["parallel"].([]any)
+	if len(rows) != 2 {
+		t.Fatalf("parallel: %v", raw["parallel"])
+	}
+	for i, r := range rows {
+		row := r.(map[string]any)
+		var keys []string
+		for k := range row {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		if want := []string{"pp_tps", "rss_mb", "sequences", "tg_tps", "tg_tps_per_sequence"}; !reflect.DeepEqual(keys, want) {
+			t.Errorf("row keys %v, want %v", keys, want)
+		}
+		n := []float64{1, 3}[i]
+		if row["sequences"] != n || row["pp_tps"].(float64) <= 0 || row["tg_tps"].(float64) <= 0 || row["rss_mb"].(float64) <= 0 {
+			t.Errorf("row %d: %v", i, row)
+		}
+		if d := row["tg_tps"].(float64)/n - row["tg_tps_per_sequence"].(float64); d > 1e-9 || d < -1e-9 {
+			t.Errorf("row %d: tg_tps %v is not %v times tg_tps_per_sequence %v", i, row["tg_tps"], n, row["tg_tps_per_sequence"])
+		}
+	}
+	if raw["model"] != path || raw["threads"] != 2.0 {
+		t.Errorf("model %v threads %v", raw["model"], raw["threads"])
+	}
+	for _, args := range [][]string{{"--parallel", "0"}, {"--parallel", "1,x"}, {"--parallel", "2", "-n", "0"}, {"--parallel", "1,,2"}} {
+		if code, _, errs := runModelCLI(t, append([]string{"model", "bench", path}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errs)
+		}
+	}
+}
