@@ -224,12 +224,13 @@ func TestGemmBF16(t *testing.T) {
 }
 
 // BenchmarkGemm measures the batched products of every weight type at
-// every level on a prefill-sized shape (2048 rows, K = 2048, one thread),
+// every level on a prefill-sized shape (2048 rows, K = 2048, one thread; 8
+// and 32 tokens are batched decoding),
 // in GMAC/s (multiply-adds per second) and GB/s of weights.
 func BenchmarkGemm(b *testing.B) {
 	const rows, k = 2048, 2048
 	r := rand.New(rand.NewPCG(37, 38))
-	for _, toks := range []int{64, 256} {
+	for _, toks := range []int{8, 32, 64, 256} {
 		w4 := makeWeights(r, layouts[quant.Q4_K], k/256, rows, modeNormal)
 		w4x := make([]byte, len(w4))
 		if err := Repack(quant.Q4_K, w4x, w4, rows, k); err != nil {
