@@ -332,7 +332,7 @@ func TestEmulatedX86(t *testing.T) {
 		t.Fatalf("build the test binary: %v\n%s", err, out)
 	}
 	cmd := exec.Command("sh", "-c", runner+` "$@"`, "runner", bin,
-		"-test.run", "^Test(AMX|Gemm|MatMul|MatVec|Attn|Levels|Repack)", "-test.v", "-test.short")
+		"-test.run", "^Test(AMX|Gemm|MatMul|MatVec|Attn|Levels|Repack|BatchInvariant)", "-test.v", "-test.short")
 	cmd.Env = append(os.Environ(), "DROIDGO_REQUIRE_ISA=amx", "DROIDGO_X86_EMULATOR=")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
