@@ -616,3 +616,22 @@ func TestLoadFixturesLayout(t *testing.T) {
 		t.Errorf("%+v", res.Tasks)
 	}
 }
+
+// The perturbed phones are a built-in task suite too.
+func TestLoadPerturbed(t *testing.T) {
+	s, err := Load(BuiltinPerturbed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tasks) < 8 || len(s.Broken) != 0 || s.Name != BuiltinPerturbed {
+		t.Fatalf("%d tasks, broken %v", len(s.Tasks), s.Broken)
+	}
+	for _, task := range s.Tasks {
+		if task.Meta.VariantOf == "" {
+			t.Errorf("%s is a variant of nothing", task.Name)
+		}
+		if _, err := task.Open(); err != nil {
+			t.Errorf("%s: %v", task.Name, err)
+		}
+	}
+}

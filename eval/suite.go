@@ -27,6 +27,9 @@ import (
 const (
 	BuiltinTasks     = "tasks"
 	BuiltinDecisions = "decisions"
+	// BuiltinPerturbed is the task suite's variants on perturbed phones
+	// (fixtures/perturbed), on which replays are checked too.
+	BuiltinPerturbed = "perturbed"
 )
 
 // Suite is a loaded suite: tasks or decision cases, and the entries that
@@ -81,14 +84,17 @@ type caseJSON struct {
 	Accept  []action.Call `json:"accept"`
 }
 
-// Load loads the suite a --suite value names: "tasks", "decisions" or a
+// Load loads the suite a --suite value names: "tasks", "decisions",
+// "perturbed" or a
 // directory (a decision suite when it holds cases.jsonl, else a task suite
 // of scenario directories). An error means the suite cannot be read at all;
 // broken entries inside it are in Suite.Broken.
 func Load(spec string) (*Suite, error) {
 	switch spec {
 	case BuiltinTasks:
-		return loadTasks(BuiltinTasks, "", fixtures.FS, "scenarios")
+		return loadTasks(BuiltinTasks, "", fixtures.FS, simulator.TasksDir)
+	case BuiltinPerturbed:
+		return loadTasks(BuiltinPerturbed, "", fixtures.FS, simulator.PerturbedDir)
 	case BuiltinDecisions:
 		sub, err := fs.Sub(fixtures.FS, "decisions")
 		if err != nil {
@@ -98,7 +104,7 @@ func Load(spec string) (*Suite, error) {
 	}
 	st, err := os.Stat(spec)
 	if err != nil {
-		return nil, fmt.Errorf("suite %s: not tasks, decisions or a directory: %w", spec, err)
+		return nil, fmt.Errorf("suite %s: not tasks, decisions, perturbed or a directory: %w", spec, err)
 	}
 	if !st.IsDir() {
 		return nil, fmt.Errorf("suite %s: not a directory", spec)

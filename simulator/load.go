@@ -18,8 +18,19 @@ import (
 // shipped scenario (a usage error for the commands).
 var ErrUnknownScenario = errors.New("unknown scenario")
 
-// Load loads the scenario called name from the fixtures shipped with
-// droidgo (fixtures/scenarios/NAME).
+// The directories of fixtures that hold shipped scenarios: the task suite
+// (TasksDir) and its scenarios' variants on perturbed phones
+// (PerturbedDir: a list with one more row, a target moved, another
+// density, the notification shade left open, a one-time dialog, a target
+// that is gone), on which replays of the task suite's runs are checked.
+// Names are unique across both.
+const (
+	TasksDir     = "scenarios"
+	PerturbedDir = "perturbed"
+)
+
+// Load loads the shipped scenario called name (fixtures/scenarios/NAME or
+// fixtures/perturbed/NAME).
 func Load(name string) (*Phone, error) {
 	if !isName(name) {
 		return nil, fmt.Errorf("%w %q", ErrUnknownScenario, name)
@@ -27,11 +38,18 @@ func Load(name string) (*Phone, error) {
 	if sc, ok := shipped.Load(name); ok {
 		return newPhone(sc.(*scenario)), nil
 	}
-	if _, err := fs.Stat(fixtures.FS, path.Join("scenarios", name, "scenario.json")); err != nil {
-		names, _ := scenarioNames(fixtures.FS)
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownScenario, name, strings.Join(names, ", "))
+	dir := ""
+	for _, d := range []string{TasksDir, PerturbedDir} {
+		if _, err := fs.Stat(fixtures.FS, path.Join(d, name, "scenario.json")); err == nil {
+			dir = path.Join(d, name)
+			break
+		}
 	}
-	sc, err := loadScenario(fixtures.FS, path.Join("scenarios", name))
+	if dir == "" {
+		names, _ := scenarioNames(fixtures.FS, TasksDir)
+		return nil, fmt.Errorf("%w %q (known: %s; variants on perturbed phones: fixtures/%s)", ErrUnknownScenario, name, strings.Join(names, ", "), PerturbedDir)
+	}
+	sc, err := loadScenario(fixtures.FS, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -55,21 +73,32 @@ func LoadFS(fsys fs.FS, dir string) (*Phone, error) {
 	return newPhone(sc), nil
 }
 
-// List returns the scenarios shipped with droidgo, sorted by name.
+// List returns the scenarios of the task suite shipped with droidgo,
+// sorted by name.
 func List() ([]Info, error) {
 	return ListFS(fixtures.FS)
+}
+
+// ListPerturbed returns the shipped scenarios on perturbed phones
+// (PerturbedDir), sorted by name.
+func ListPerturbed() ([]Info, error) {
+	return listDir(fixtures.FS, PerturbedDir)
 }
 
 // ListFS returns the scenarios under scenarios/ in fsys, sorted by name.
 // Each is loaded fully, so a broken scenario is reported here too.
 func ListFS(fsys fs.FS) ([]Info, error) {
-	names, err := scenarioNames(fsys)
+	return listDir(fsys, TasksDir)
+}
+
+func listDir(fsys fs.FS, dir string) ([]Info, error) {
+	names, err := scenarioNames(fsys, dir)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Info, 0, len(names))
 	for _, n := range names {
-		sc, err := loadScenario(fsys, path.Join("scenarios", n))
+		sc, err := loadScenario(fsys, path.Join(dir, n))
 		if err != nil {
 			return nil, err
 		}
@@ -78,15 +107,15 @@ func ListFS(fsys fs.FS) ([]Info, error) {
 	return out, nil
 }
 
-func scenarioNames(fsys fs.FS) ([]string, error) {
-	ents, err := fs.ReadDir(fsys, "scenarios")
+func scenarioNames(fsys fs.FS, dir string) ([]string, error) {
+	ents, err := fs.ReadDir(fsys, dir)
 	if err != nil {
 		return nil, fmt.Errorf("list scenarios: %w", err)
 	}
 	var names []string
 	for _, e := range ents {
 		if e.IsDir() {
-			if _, err := fs.Stat(fsys, path.Join("scenarios", e.Name(), "scenario.json")); err == nil {
+			if _, err := fs.Stat(fsys, path.Join(dir, e.Name(), "scenario.json")); err == nil {
 				names = append(names, e.Name())
 			}
 		}
@@ -109,6 +138,7 @@ func reservedVar(name string) bool {
 // loader holds what is being loaded and the declared variables.
 type loader struct {
 	fsys  fs.FS
+	dir   string // the scenario's directory, whose own apps/ and system/ files come first
 	sc    *scenario
 	apps  map[string]*appDef
 	sys   *appDef
@@ -118,6 +148,18 @@ type loader struct {
 	refs []handlerRefs
 	// every handler, for the checks that need them all
 	handlers []*handler
+}
+
+// file is where the loader reads name, a file of apps/ or system/: the
+// scenario's own version of it (DIR/apps/..., DIR/system/...) when the
+// scenario directory has one, else the shared one. A scenario can so vary
+// a screen or an app for itself alone.
+func (l *loader) file(name string) string {
+	own := path.Join(l.dir, name)
+	if _, err := fs.Stat(l.fsys, own); err == nil {
+		return own
+	}
+	return name
 }
 
 // readable reports whether templates and conditions may read the
@@ -135,7 +177,7 @@ func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 	if err := decodeStrict(fsys, file, &sj); err != nil {
 		return nil, err
 	}
-	l := &loader{fsys: fsys, apps: map[string]*appDef{}, decl: map[string]bool{}, lists: map[string]bool{appsList: true}}
+	l := &loader{fsys: fsys, dir: dir, apps: map[string]*appDef{}, decl: map[string]bool{}, lists: map[string]bool{appsList: true}}
 	sc := &scenario{
 		info:      Info{Name: path.Base(dir), Task: sj.Task, Description: sj.Description},
 		vars:      map[string]string{},
@@ -143,10 +185,17 @@ func loadScenario(fsys fs.FS, dir string) (*scenario, error) {
 		byPackage: map[string]*appDef{},
 		byName:    l.apps,
 		w:         sj.Width, h: sj.Height,
+		density: sj.Density,
 	}
 	l.sc = sc
+	if sc.density == 0 {
+		sc.density = designDensity
+	}
+	if sc.density < minDensity || sc.density > maxDensity {
+		return nil, fmt.Errorf("%s: density %d is not between %d and %d", file, sc.density, minDensity, maxDensity)
+	}
 	if sc.w == 0 && sc.h == 0 {
-		sc.w, sc.h = 1080, 2400
+		sc.w, sc.h = sc.scale(designWidth), sc.scale(designHeight)
 	}
 	if sc.w <= 0 || sc.h <= 0 {
 		return nil, fmt.Errorf("%s: width and height must be positive", file)
@@ -302,7 +351,7 @@ func (l *loader) declareApp(name string) (*appJSON, error) {
 	if !isName(name) {
 		return nil, fmt.Errorf("app name %q is not a name", name)
 	}
-	file := path.Join("apps", name, "app.json")
+	file := l.file(path.Join("apps", name, "app.json"))
 	var aj appJSON
 	if err := decodeStrict(l.fsys, file, &aj); err != nil {
 		return nil, err
@@ -358,7 +407,7 @@ func checkEntries(items []map[string]string) error {
 // loadApp loads the screens of a declared app.
 func (l *loader) loadApp(name string, aj *appJSON) (*appDef, error) {
 	dir := path.Join("apps", name)
-	file := path.Join(dir, "app.json")
+	file := l.file(path.Join(dir, "app.json"))
 	a := &appDef{name: name, label: aj.Label, pkg: aj.Package, aliases: aj.Aliases, hidden: aj.Hidden, screens: map[string]*screenDef{}}
 	if len(aj.Screens) == 0 {
 		return nil, fmt.Errorf("%s: no screens", file)
@@ -390,7 +439,7 @@ func (l *loader) loadApp(name string, aj *appJSON) (*appDef, error) {
 }
 
 func (l *loader) loadSystem() error {
-	file := "system/system.json"
+	file := l.file("system/system.json")
 	var sj systemJSON
 	if err := decodeStrict(l.fsys, file, &sj); err != nil {
 		return err
@@ -436,6 +485,7 @@ func (l *loader) loadScreen(s *screenDef, dir, file string, sj *screenJSON, a *a
 	if !fs.ValidPath(s.file) {
 		return fmt.Errorf("%s: file %q is outside the fixtures", where, sj.File)
 	}
+	s.file = l.file(s.file)
 	data, err := fs.ReadFile(l.fsys, s.file)
 	if err != nil {
 		return fmt.Errorf("%s: screen file: %w", where, err)

@@ -301,7 +301,7 @@ func FuzzParseScreen(f *testing.F) {
 		}
 		// Whatever the template, the dump is well-formed XML.
 		var b bytes.Buffer
-		writeXML(&b, windows, 0)
+		writeXML(&b, windows, 0, func(v int) int { return v })
 		d := xml.NewDecoder(&b)
 		for {
 			_, err := d.Token()

@@ -193,6 +193,37 @@ func (p *Phone) List(name string) []map[string]string {
 	return out
 }
 
+// State is what a phone's scenario has come to: the back stack of
+// screens ("app:screen", bottom first), the state variables and the state
+// lists. Two phones of one scenario in the same State show the same
+// screens and answer the same (but for the status bar clock).
+type State struct {
+	Stack []string                       `json:"stack"`
+	Vars  map[string]string              `json:"vars"`
+	Lists map[string][]map[string]string `json:"lists"`
+}
+
+// State returns a copy of the phone's state.
+func (p *Phone) State() State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := State{Vars: maps.Clone(p.vars), Lists: map[string][]map[string]string{}}
+	for _, f := range p.stack {
+		st.Stack = append(st.Stack, f.screen.id)
+	}
+	for k, items := range p.lists {
+		if k == appsList {
+			continue // built from the scenario, never changed
+		}
+		cp := make([]map[string]string, len(items))
+		for i, it := range items {
+			cp[i] = maps.Clone(it)
+		}
+		st.Lists[k] = cp
+	}
+	return st
+}
+
 // Success reports whether the scenario's success predicate holds now.
 func (p *Phone) Success() bool {
 	p.mu.Lock()
@@ -264,7 +295,7 @@ func (p *Phone) Dump(ctx context.Context) ([]byte, error) {
 		return nil, device.ErrDumpNotIdle
 	}
 	var b bytes.Buffer
-	writeXML(&b, p.render(), 0)
+	writeXML(&b, p.render(), 0, p.sc.scale)
 	p.dumps++
 	p.minute = (p.minute + 1) % (24 * 60)
 	return b.Bytes(), nil
@@ -277,6 +308,9 @@ func (p *Phone) Size(ctx context.Context) (int, int, error) {
 	}
 	return p.sc.w, p.sc.h, nil
 }
+
+// Density returns the screen density in dpi, as `wm density` reports it.
+func (p *Phone) Density() int { return p.sc.density }
 
 // CurrentApp returns the package of the app in the foreground.
 func (p *Phone) CurrentApp(ctx context.Context) (string, error) {
@@ -317,11 +351,13 @@ func (p *Phone) log(format string, args ...any) {
 	p.actions = append(p.actions, fmt.Sprintf(format, args...))
 }
 
-// touch delivers a tap or long press; the caller holds mu.
+// touch delivers a tap or long press at (x, y) in the phone's pixels; the
+// caller holds mu.
 func (p *Phone) touch(x, y int, long bool) {
 	if x < 0 || y < 0 || x >= p.sc.w || y >= p.sc.h {
 		return
 	}
+	x, y = p.sc.unscale(x), p.sc.unscale(y)
 	windows := p.render()
 	// Later windows (the system bars) are on top.
 	for i := len(windows) - 1; i >= 0; i-- {
@@ -512,6 +548,7 @@ func (p *Phone) Swipe(ctx context.Context, x1, y1, x2, y2 int, d time.Duration) 
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.log("swipe(%d, %d, %d, %d, %s)", x1, y1, x2, y2, d)
+	x1, y1, x2, y2 = p.sc.unscale(x1), p.sc.unscale(y1), p.sc.unscale(x2), p.sc.unscale(y2)
 	dx, dy := x2-x1, y2-y1
 	const slop = 24 // below this a finger movement is not a swipe
 	if max(abs(dx), abs(dy)) < slop {

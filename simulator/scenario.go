@@ -60,6 +60,7 @@ type scenario struct {
 	lists     map[string][]map[string]string
 	clock     int // minutes after midnight
 	w, h      int
+	density   int // dpi; the screens are drawn for designDensity
 	success   successSpec
 	byPackage map[string]*appDef
 	byName    map[string]*appDef
@@ -78,4 +79,24 @@ type successSpec struct {
 	app      string
 	listName string
 	listItem map[string]string
+}
+
+// The screens are drawn for a 1080x2400 phone of 420 dpi (a Pixel's). A
+// scenario of another density scales every bound by density/designDensity
+// on the way out (dumps) and back on the way in (taps, swipes), as a
+// layout in dp comes out on such a phone.
+const (
+	designDensity = 420
+	designWidth   = 1080
+	designHeight  = 2400
+	minDensity    = 120
+	maxDensity    = 960
+)
+
+// scale turns a length of the drawn screens into the phone's pixels.
+func (sc *scenario) scale(v int) int { return v * sc.density / designDensity }
+
+// unscale turns the phone's pixels into the drawn screens' (the nearest).
+func (sc *scenario) unscale(v int) int {
+	return (v*designDensity + sc.density/2) / sc.density
 }

@@ -31,6 +31,7 @@ type scenarioJSON struct {
 	Clock       string                         `json:"clock"`
 	Width       int                            `json:"width"`
 	Height      int                            `json:"height"`
+	Density     int                            `json:"density"`
 	Success     *successJSON                   `json:"success"`
 	Eval        *Meta                          `json:"eval"`
 }
@@ -51,7 +52,18 @@ type Meta struct {
 	// Infeasible marks a task that cannot be done on this phone: the
 	// right move is to stop and say so.
 	Infeasible bool `json:"infeasible,omitempty"`
+	// VariantOf names the scenario this one varies (the same task on a
+	// perturbed phone): the recorded runs of that one replay here.
+	VariantOf string `json:"variant_of,omitempty"`
+	// Replay is what a replay of VariantOf's runs must do on this phone:
+	// "stop" (with its report: the phone disagrees with the recording),
+	// or "" to carry out every step and end as recorded.
+	Replay string `json:"replay,omitempty"`
 }
+
+// ReplayStop is Meta.Replay of a perturbed phone on which a replay must
+// stop.
+const ReplayStop = "stop"
 
 type successJSON struct {
 	If      []string     `json:"if"`
@@ -140,6 +152,14 @@ func checkMeta(m *Meta) error {
 	case "", "easy", "medium", "hard":
 	default:
 		return fmt.Errorf("difficulty %q is not easy, medium or hard", m.Difficulty)
+	}
+	switch m.Replay {
+	case "", ReplayStop:
+	default:
+		return fmt.Errorf("replay %q is not %q (or absent)", m.Replay, ReplayStop)
+	}
+	if m.Replay != "" && m.VariantOf == "" {
+		return errors.New("replay needs variant_of: the scenario whose runs replay here")
 	}
 	if m.HumanSteps < 0 {
 		return fmt.Errorf("human_steps must not be negative, not %d", m.HumanSteps)

@@ -467,17 +467,18 @@ func clip(n *rnode, area rect) *rnode {
 	return n
 }
 
-// writeXML writes windows as one uiautomator dump.
-func writeXML(w *bytes.Buffer, windows []*rnode, rotation int) {
+// writeXML writes windows as one uiautomator dump, with every bound
+// passed through scale (the phone's density).
+func writeXML(w *bytes.Buffer, windows []*rnode, rotation int, scale func(int) int) {
 	w.WriteString(`<?xml version='1.0' encoding='UTF-8' standalone='yes' ?>`)
 	fmt.Fprintf(w, `<hierarchy rotation="%d">`, rotation)
 	for _, n := range windows {
-		writeNode(w, n, 0)
+		writeNode(w, n, 0, scale)
 	}
 	w.WriteString(`</hierarchy>`)
 }
 
-func writeNode(w *bytes.Buffer, n *rnode, index int) {
+func writeNode(w *bytes.Buffer, n *rnode, index int, scale func(int) int) {
 	fmt.Fprintf(w, `<node index="%d"`, index)
 	for i := range aHint {
 		w.WriteByte(' ')
@@ -486,7 +487,8 @@ func writeNode(w *bytes.Buffer, n *rnode, index int) {
 		escapeAttr(w, n.vals[i])
 		w.WriteByte('"')
 	}
-	fmt.Fprintf(w, ` bounds="%s" drawing-order="%d" hint="`, n.b, index+1)
+	b := rect{scale(n.b.x1), scale(n.b.y1), scale(n.b.x2), scale(n.b.y2)}
+	fmt.Fprintf(w, ` bounds="%s" drawing-order="%d" hint="`, b, index+1)
 	escapeAttr(w, n.vals[aHint])
 	w.WriteString(`" display-id="0"`)
 	if len(n.children) == 0 {
@@ -495,7 +497,7 @@ func writeNode(w *bytes.Buffer, n *rnode, index int) {
 	}
 	w.WriteByte('>')
 	for i, c := range n.children {
-		writeNode(w, c, i)
+		writeNode(w, c, i, scale)
 	}
 	w.WriteString("</node>")
 }

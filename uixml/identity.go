@@ -18,38 +18,44 @@ import (
 // it, and Screen.Match finds it on a live screen. Every field is optional:
 // an identity read from an older file matches on what it has.
 type Identity struct {
-	ResourceID string `json:"resource_id,omitempty"`
-	Text       string `json:"text,omitempty"`
-	Desc       string `json:"desc,omitempty"`
-	Hint       string `json:"hint,omitempty"`
+	ResourceID string `json:"resource_id,omitempty" toml:"resource_id,omitempty"`
+	Text       string `json:"text,omitempty" toml:"text,omitempty"`
+	Desc       string `json:"desc,omitempty" toml:"desc,omitempty"`
+	Hint       string `json:"hint,omitempty" toml:"hint,omitempty"`
 	// Label is the element's name as the model was shown it (it may come
 	// from the node's children or its row).
-	Label   string `json:"label,omitempty"`
-	Class   string `json:"class,omitempty"`
-	Package string `json:"package,omitempty"`
+	Label string `json:"label,omitempty" toml:"label,omitempty"`
+	// Texts are the texts shown inside the element, its own first, in
+	// screen order (a row's title, then its summary), at most MaxTexts.
+	Texts   []string `json:"texts,omitempty" toml:"texts,omitempty"`
+	Class   string   `json:"class,omitempty" toml:"class,omitempty"`
+	Package string   `json:"package,omitempty" toml:"package,omitempty"`
 	// Editable marks a text field: its text (and the label made from it)
 	// is what was typed, not a name, so matching leaves it out.
-	Editable bool `json:"editable,omitempty"`
+	Editable bool `json:"editable,omitempty" toml:"editable,omitempty"`
 	// Checkable and Checked are the element's state when it was taken.
-	Checkable bool `json:"checkable,omitempty"`
-	Checked   bool `json:"checked,omitempty"`
+	Checkable bool `json:"checkable,omitempty" toml:"checkable,omitempty"`
+	Checked   bool `json:"checked,omitempty" toml:"checked,omitempty"`
 	// Sibling is the node's position among its parent's children.
-	Sibling int `json:"sibling"`
+	Sibling int `json:"sibling" toml:"sibling"`
 	// Ancestors are the node's ancestors, parent first, at most
 	// MaxAncestors of them.
-	Ancestors []Ancestor `json:"ancestors,omitempty"`
+	Ancestors []Ancestor `json:"ancestors,omitempty" toml:"ancestors,omitempty"`
 	// Bounds are the node's bounds [x1,y1,x2,y2] on a screen of Screen
 	// [width,height]: the position, matched last and relative to the size.
-	Bounds [4]int `json:"bounds"`
-	Screen [2]int `json:"screen"`
+	Bounds [4]int `json:"bounds" toml:"bounds"`
+	Screen [2]int `json:"screen" toml:"screen"`
 }
 
 // Ancestor is one ancestor of an element in its Identity.
 type Ancestor struct {
-	Class      string `json:"class,omitempty"`
-	ResourceID string `json:"resource_id,omitempty"`
-	Sibling    int    `json:"sibling"`
+	Class      string `json:"class,omitempty" toml:"class,omitempty"`
+	ResourceID string `json:"resource_id,omitempty" toml:"resource_id,omitempty"`
+	Sibling    int    `json:"sibling" toml:"sibling"`
 }
+
+// MaxTexts bounds Identity.Texts.
+const MaxTexts = 6
 
 // MaxAncestors bounds Identity.Ancestors: the nearest ones tell a row of
 // one list from another; the rest are the same window frames everywhere.
@@ -90,10 +96,60 @@ func (s *Screen) identity(node int, el Element, sib []int) Identity {
 	} else {
 		id.Label = ""
 	}
+	id.Texts = s.texts(node, !el.Editable && !n.Password)
 	for p := n.Parent; p >= 0 && len(id.Ancestors) < MaxAncestors; p = s.Nodes[p].Parent {
 		id.Ancestors = append(id.Ancestors, Ancestor{Class: s.Nodes[p].Class, ResourceID: s.Nodes[p].ResourceID, Sibling: sib[p]})
 	}
 	return id
+}
+
+// texts returns the texts and descriptions shown in node i's subtree, in
+// document order, its own text only when own is set.
+func (s *Screen) texts(i int, own bool) []string {
+	var out []string
+	add := func(t string) {
+		if t = truncRunes(cleanLabel(t), maxIdentityText); t != "" && len(out) < MaxTexts && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	n := &s.Nodes[i]
+	if own {
+		add(n.Text)
+	}
+	add(n.Desc)
+	for j := i + 1; j < len(s.Nodes) && j-i <= maxRowNodes && s.Nodes[j].Depth > n.Depth && len(out) < MaxTexts; j++ {
+		c := &s.Nodes[j]
+		if c.Hidden || c.Password || isEditable(c) {
+			continue
+		}
+		add(c.Text)
+		add(c.Desc)
+	}
+	return out
+}
+
+// name is what names the element above all: its own text, else its
+// description, else the first text inside it (a row's title), else its
+// hint, else its label; "" for an element without a name.
+func (id Identity) name() string {
+	for _, n := range []string{id.Text, id.Desc, first(id.Texts), id.Hint, id.Label} {
+		if n != "" {
+			return n
+		}
+	}
+	return ""
+}
+
+// names are the texts a live element may be named by.
+func (id Identity) names() []string {
+	return []string{id.Text, id.Desc, first(id.Texts), id.Hint, id.Label}
+}
+
+func first(ss []string) string {
+	if len(ss) == 0 {
+		return ""
+	}
+	return ss[0]
 }
 
 // siblings returns each node's position among its parent's children (the
@@ -133,11 +189,10 @@ type Field string
 // The fields Match compares, heaviest first. FieldChecked is reported but
 // not scored: a switch in the other state is the same switch.
 const (
+	FieldName       Field = "name"
 	FieldResourceID Field = "resource-id"
-	FieldText       Field = "text"
-	FieldDesc       Field = "content-desc"
+	FieldTexts      Field = "texts"
 	FieldLabel      Field = "label"
-	FieldHint       Field = "hint"
 	FieldAncestors  Field = "ancestors"
 	FieldClass      Field = "class"
 	FieldPackage    Field = "package"
@@ -146,19 +201,25 @@ const (
 	FieldChecked    Field = "checked"
 )
 
-// The weight of each field in a Candidate's score. Names weigh most; the
-// place among siblings and the position on the screen are the last
+// The weight of each field in a Candidate's score. The name weighs most;
+// the place among siblings and the position on the screen are the last
 // resort, enough to tell identical rows apart and too little to make
 // another element the target.
 var fieldWeight = map[Field]float64{
-	FieldResourceID: 3, FieldText: 3, FieldDesc: 2, FieldLabel: 2, FieldHint: 1.5,
+	FieldName: 4, FieldResourceID: 3, FieldTexts: 1.5, FieldLabel: 1,
 	FieldAncestors: 1.5, FieldClass: 1, FieldPackage: 1, FieldPlace: 0.75, FieldPosition: 0.75,
 }
 
+// unnamed bounds the score of an element whose name is not the recorded
+// one's, whatever else it shares: the row below with the same id, class
+// and parents is another row.
+const unnamed = 0.5
+
 // Match scores every element of s against id and returns them best
 // first (ties in document order). The score is the weighted share of id's
-// fields the element has: a field id lacks counts for nothing either way,
-// so an identity from an older recording matches on what it has.
+// fields the element has (a field id lacks counts for nothing either way,
+// so an identity from an older recording matches on what it has), scaled
+// down to at most unnamed when id has a name the element does not.
 func (s *Screen) Match(id Identity) []Candidate {
 	if s == nil {
 		return nil
@@ -194,23 +255,29 @@ func compare(rec, live Identity) (float64, []Diff) {
 			diffs = append(diffs, Diff{Field: f, Recorded: recorded, Live: liveVal})
 		}
 	}
+	name, nameSim, liveName := rec.name(), 1.0, ""
+	if name != "" {
+		// The name may sit in another field on the live screen: a hand
+		// written {"text": "Hotspot"} names a row labelled by it.
+		nameSim = 0
+		for _, n := range live.names() {
+			if n == "" {
+				continue
+			}
+			if sim := textSim(name, n); sim > nameSim || liveName == "" {
+				nameSim, liveName = max(sim, nameSim), n
+			}
+		}
+		score(FieldName, nameSim, name, liveName)
+	}
 	if rec.ResourceID != "" {
 		score(FieldResourceID, same(rec.ResourceID, live.ResourceID), rec.ResourceID, live.ResourceID)
 	}
-	// A text or description written without a label (a hand-written
-	// selector) also names a row that took it as its label.
-	if rec.Text != "" && !rec.Editable {
-		score(FieldText, max(textSim(rec.Text, live.Text), textSim(rec.Text, live.Label)), rec.Text, live.Text)
+	if len(rec.Texts) > 1 {
+		score(FieldTexts, dice(rec.Texts, live.Texts), strings.Join(rec.Texts, " | "), strings.Join(live.Texts, " | "))
 	}
-	if rec.Desc != "" {
-		score(FieldDesc, max(textSim(rec.Desc, live.Desc), textSim(rec.Desc, live.Label)), rec.Desc, live.Desc)
-	}
-	// A field's label is what was typed into it, or its hint.
-	if rec.Label != "" && !rec.Editable {
+	if rec.Label != "" && rec.Label != name {
 		score(FieldLabel, textSim(rec.Label, live.Label), rec.Label, live.Label)
-	}
-	if rec.Hint != "" {
-		score(FieldHint, textSim(rec.Hint, live.Hint), rec.Hint, live.Hint)
 	}
 	if len(rec.Ancestors) > 0 {
 		sim := ancestrySim(rec.Ancestors, live.Ancestors)
@@ -240,7 +307,29 @@ func compare(rec, live Identity) (float64, []Diff) {
 	if total == 0 {
 		return 0, diffs
 	}
-	return got / total, diffs
+	// A name that differs counts in the share and bounds the whole: no
+	// agreement elsewhere makes another row the recorded one.
+	return got / total * max(nameSim, unnamed), diffs
+}
+
+// dice is the Dice coefficient of two lists of texts, compared
+// normalised.
+func dice(a, b []string) float64 {
+	if len(a)+len(b) == 0 {
+		return 1
+	}
+	left := map[string]int{}
+	for _, t := range b {
+		left[normText(t)]++
+	}
+	common := 0
+	for _, t := range a {
+		if n := normText(t); left[n] > 0 {
+			left[n]--
+			common++
+		}
+	}
+	return 2 * float64(common) / float64(len(a)+len(b))
 }
 
 func same(a, b string) float64 {

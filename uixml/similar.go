@@ -11,9 +11,13 @@ const systemUIPackage = "com.android.systemui"
 // not by what was typed into it). It is small enough for a macro to keep
 // for every step.
 type Signature struct {
-	App    string   `json:"app,omitempty"`
-	Labels []string `json:"labels,omitempty"`
+	App    string   `json:"app,omitempty" toml:"app,omitempty"`
+	Labels []string `json:"labels,omitempty" toml:"labels,omitempty"`
 }
+
+// Empty reports a signature of no screen (a step whose screen is not
+// known).
+func (sig Signature) Empty() bool { return sig.App == "" && len(sig.Labels) == 0 }
 
 // Signature returns the screen's signature.
 func (s *Screen) Signature() Signature {

@@ -76,7 +76,7 @@ not run; 2 on a usage error.`,
 		},
 	}
 	f := c.Flags()
-	f.StringArrayVar(&o.suites, "suite", nil, "`SUITE`: tasks, decisions or a suite directory (repeatable; default: tasks and decisions)")
+	f.StringArrayVar(&o.suites, "suite", nil, "`SUITE`: tasks, decisions, perturbed or a suite directory (repeatable; default: tasks and decisions)")
 	f.StringVarP(&o.model, "model", "m", "", "the model: a GGUF file, an HF directory, or script:FILE|DIR")
 	f.StringVar(&o.endpoint, "endpoint", "", "use the OpenAI-compatible server at `URL` instead of a model file")
 	f.StringVar(&o.modelName, "model-name", "", "the model's `NAME` on the --endpoint server (default: the only one it serves)")
