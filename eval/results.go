@@ -35,6 +35,9 @@ type Config struct {
 	// Seed is the evaluation's seed; each run's is derived from it (Seed).
 	Seed   uint64 `json:"seed"`
 	Filter string `json:"filter,omitempty"`
+	// Replay is the directory of the recordings an evaluation of replays
+	// carried out (--replay).
+	Replay string `json:"replay,omitempty"`
 }
 
 // TaskResult is one run of one task.

@@ -35,6 +35,11 @@ type ModelFunc func(ctx context.Context, kind, suite, name string) (b model.Back
 // Options configure an evaluation.
 type Options struct {
 	Model ModelFunc
+	// Replays, when set, makes the evaluation one of replays: each task's
+	// phone replays the plan Replays gives it (a recorded run) instead of
+	// running the agent, and is judged by judgeReplay. Decision cases are
+	// not run.
+	Replays ReplayFunc
 	// ModelName is the model as results.json names it.
 	ModelName string
 	// Parallel is how many runs go at once (simulated phones); <1 means 1.
@@ -109,7 +114,7 @@ func (j job) isTask() bool { return j.task != nil || j.broken != nil && !j.broke
 // and returns the results so far (the rest not run) with ctx's error;
 // every other problem is in the results.
 func Run(ctx context.Context, suites []*Suite, o Options) (*Results, error) {
-	if o.Model == nil {
+	if o.Model == nil && o.Replays == nil {
 		return nil, errors.New("eval: no model")
 	}
 	o.Parallel = max(o.Parallel, 1)
@@ -197,6 +202,8 @@ func Run(ctx context.Context, suites []*Suite, o Options) (*Results, error) {
 					r := &res.Tasks[j.slot]
 					if j.broken != nil {
 						r.NotRun, r.Reason = true, j.broken.Reason
+					} else if o.Replays != nil {
+						runReplayTask(ctx, o, j, r)
 					} else {
 						runTask(ctx, o, j, r)
 					}
@@ -204,9 +211,12 @@ func Run(ctx context.Context, suites []*Suite, o Options) (*Results, error) {
 					continue
 				}
 				r := &res.Decisions[j.slot]
-				if j.broken != nil {
+				switch {
+				case j.broken != nil:
 					r.NotRun, r.Reason = true, j.broken.Reason
-				} else {
+				case o.Replays != nil:
+					r.NotRun, r.Reason = true, "a decision case has no recorded run to replay"
+				default:
 					runDecision(ctx, o, j, r)
 				}
 				finished(fmt.Sprintf("%s/%s: %s", r.Suite, r.Name, decisionVerdict(r)), !r.NotRun, r.ActionCorrect)
@@ -381,36 +391,15 @@ func runTask(ctx context.Context, o Options, j job, r *TaskResult) {
 		lc.Approver = func(context.Context, loop.ApprovalRequest) (loop.Decision, error) {
 			return loop.Decision{Verdict: loop.Approve}, nil
 		}
-		// The recording and its transcript each take the events from a
-		// queue of their own, so a slow disk does not slow the run.
-		var consumers sink.Set
-		var rec *recording.Writer
-		if o.Out != "" {
-			rel := filepath.Join("runs", safeName(j.suite), fmt.Sprintf("%s-r%d.jsonl", safeName(j.task.Name), j.repeat))
-			full := filepath.Join(o.Out, rel)
-			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-				return err
-			}
-			rec, err = recording.Create(full, recording.Header{
-				Created:  o.Now().UTC(),
-				Scripted: strings.HasPrefix(b.Name(), "script:"),
-				Task:     lc.Task, Model: b.Name(), Device: lc.DeviceName,
-				Note: "droidgo eval run " + j.suite + "/" + j.task.Name,
-			})
-			if err != nil {
-				return err
-			}
-			defer rec.Close()
-			r.Recording = filepath.ToSlash(rel)
-			// A readable transcript beside it, for the report's links.
-			tf, err := os.Create(full + ".txt")
-			if err != nil {
-				return err
-			}
-			defer tf.Close()
-			consumers = sink.Set{sink.New("recording "+full, rec.Consume, sink.Options{}),
-				sink.New("transcript "+full+".txt", report.NewText(tf).Consume, sink.Options{})}
+		consumers, finish, err := o.recordRun(j, recording.Header{
+			Scripted: strings.HasPrefix(b.Name(), "script:"),
+			Task:     lc.Task, Model: b.Name(), Device: lc.DeviceName,
+			Note: "droidgo eval run " + j.suite + "/" + j.task.Name,
+		}, r)
+		if err != nil {
+			return err
 		}
+		defer finish(ctx)
 		lc.OnEvent = func(ev loop.Event) {
 			consumers.Event(ev)
 			switch ev.Type {
@@ -426,13 +415,8 @@ func runTask(ctx context.Context, o Options, j job, r *TaskResult) {
 			}
 		}
 		lr := loop.Run(ctx, lc)
-		if err := consumers.Drain(ctx, drainGrace); err != nil {
+		if err := finish(ctx); err != nil {
 			return err
-		}
-		if rec != nil {
-			if err := rec.Close(); err != nil {
-				return err
-			}
 		}
 		if fb.err != nil {
 			return fmt.Errorf("model: %w", fb.err)
@@ -447,6 +431,50 @@ func runTask(ctx context.Context, o Options, j job, r *TaskResult) {
 	if err != nil {
 		r.NotRun, r.Success, r.Reason = true, false, err.Error()
 	}
+}
+
+// recordRun starts the recording of task run j in o.Out (runs/SUITE/NAME-rK.jsonl,
+// with header h) and a readable transcript beside it, for the report's
+// links; each takes the events from a queue of its own, so a slow disk
+// does not slow the run. finish drains and closes them (once; later calls
+// do nothing), and says whether the recording is complete. With no o.Out
+// there is nothing to record.
+func (o Options) recordRun(j job, h recording.Header, r *TaskResult) (consumers sink.Set, finish func(context.Context) error, err error) {
+	if o.Out == "" {
+		return nil, func(context.Context) error { return nil }, nil
+	}
+	rel := filepath.Join("runs", safeName(j.suite), fmt.Sprintf("%s-r%d.jsonl", safeName(j.task.Name), j.repeat))
+	full := filepath.Join(o.Out, rel)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return nil, nil, err
+	}
+	h.Created = o.Now().UTC()
+	rec, err := recording.Create(full, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	tf, err := os.Create(full + ".txt")
+	if err != nil {
+		rec.Close()
+		return nil, nil, err
+	}
+	r.Recording = filepath.ToSlash(rel)
+	consumers = sink.Set{sink.New("recording "+full, rec.Consume, sink.Options{}),
+		sink.New("transcript "+full+".txt", report.NewText(tf).Consume, sink.Options{})}
+	done := false
+	finish = func(ctx context.Context) error {
+		if done {
+			return nil
+		}
+		done = true
+		err := consumers.Drain(ctx, drainGrace)
+		err = errors.Join(err, rec.Close())
+		if cerr := tf.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		return err
+	}
+	return consumers, finish, nil
 }
 
 // refusal recognises a summary that says the task cannot be done.

@@ -9,6 +9,7 @@ import (
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/internal/word"
 	"github.com/droidgo/droidgo/toolparse"
+	"github.com/droidgo/droidgo/uixml"
 )
 
 // AppLister is implemented by devices that can list their launchable apps;
@@ -67,13 +68,22 @@ func containsFold(list []string, s string) bool {
 
 // sensitive says why call needs approval under the policy, or "".
 func (r *runner) sensitive(call action.Call, t Target) string {
+	return Sensitive(call, r.screen, t, r.cfg.Sensitive)
+}
+
+// Sensitive says why call, acting on t of screen scr (nil when it could
+// not be read), needs the user's approval under the sensitive-action
+// policy, or "": a tap or long press on an element whose label holds one
+// of words (whole words, ignoring case), or typing into a password field.
+// The loop and a replay on a phone ask here.
+func Sensitive(call action.Call, scr *uixml.Screen, t Target, words []string) string {
 	switch call.Name {
 	case action.TypeText:
 		if t.Index >= 0 && t.Node.Password {
 			return fmt.Sprintf("typing into the password field %q", t.Element.Label)
 		}
-		if t.Index < 0 && r.screen != nil {
-			for _, n := range r.screen.Nodes {
+		if t.Index < 0 && scr != nil {
+			for _, n := range scr.Nodes {
 				if n.Focused && n.Password {
 					return "typing into a password field"
 				}
@@ -81,7 +91,7 @@ func (r *runner) sensitive(call action.Call, t Target) string {
 		}
 	case action.Tap, action.LongPress:
 		if t.Index >= 0 {
-			if w := matchWord(r.cfg.Sensitive, t.Element.Label); w != "" {
+			if w := matchWord(words, t.Element.Label); w != "" {
 				return fmt.Sprintf("label %q matches the sensitive word %q", t.Element.Label, w)
 			}
 		}

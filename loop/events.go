@@ -8,6 +8,7 @@ import (
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/uixml"
 )
 
 // EventType names an event.
@@ -142,10 +143,16 @@ type Event struct {
 	Parse   *ParseInfo   `json:"parse,omitempty"`
 	Detail  string       `json:"detail,omitempty"`  // e.g. "input tap 540 1210"
 	Element *int         `json:"element,omitempty"` // index of the element acted on
-	Error   string       `json:"error,omitempty"`
-	Changed *bool        `json:"changed,omitempty"`
-	Result  *Result      `json:"result,omitempty"`
+	// Target is the identity of the element acted on, on an EvAction
+	// event of a call that names one: what a replay finds it by again.
+	Target  *uixml.Identity `json:"target,omitempty"`
+	Error   string          `json:"error,omitempty"`
+	Changed *bool           `json:"changed,omitempty"`
+	Result  *Result         `json:"result,omitempty"`
 
 	// Messages is the conversation of an EvPrompt event.
 	Messages []model.Message `json:"messages,omitempty"`
+
+	// Replay is set on the events of a replay on a phone.
+	Replay *ReplayInfo `json:"replay,omitempty"`
 }

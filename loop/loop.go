@@ -208,6 +208,9 @@ func (r *runner) act(ctx context.Context, call action.Call, target Target) error
 	before := r.screen
 	done, aerr := Execute(ctx, r.cfg.Device, r.screen, call, r.cfg.Sleep)
 	ev := Event{Type: EvAction, Call: &call, Element: target.elementPtr(), Outcome: OutcomeDone, Detail: done.Detail}
+	if id, ok := r.screen.Identity(target.Index); ok {
+		ev.Target = &id
+	}
 	if aerr != nil {
 		ev.Outcome, ev.Error = OutcomeFailed, aerr.Error()
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/internal/clock"
 	"github.com/droidgo/droidgo/uixml"
 )
 
@@ -39,23 +41,68 @@ func (r *runner) observe(ctx context.Context) error {
 	return nil
 }
 
-// settle dumps the screen until two dumps in a row have the same
-// fingerprint or the settle timeout passes; it returns the last dump.
+// settle reads the settled screen with the run's settings.
 func (r *runner) settle(ctx context.Context) (*uixml.Screen, []byte, error) {
-	deadline := r.cfg.Now().Add(r.cfg.SettleTimeout)
-	prev, prevXML, err := r.dump(ctx)
+	return Settle(ctx, r.cfg.Device, r.readOptions(), r.warn)
+}
+
+func (r *runner) readOptions() ReadOptions {
+	return ReadOptions{PollInterval: r.cfg.PollInterval, SettleTimeout: r.cfg.SettleTimeout, DumpRetries: r.cfg.DumpRetries, Now: r.cfg.Now, Sleep: r.cfg.Sleep}
+}
+
+// ReadOptions tune Settle; zero fields mean the defaults (Config's).
+type ReadOptions struct {
+	// PollInterval is the pause between the dumps and between dump
+	// retries; SettleTimeout bounds the wait for a settled screen;
+	// DumpRetries is how often a dump that fails with
+	// device.ErrDumpNotIdle (or does not parse) is tried again.
+	PollInterval  time.Duration
+	SettleTimeout time.Duration
+	DumpRetries   int
+	Now           func() time.Time
+	Sleep         func(ctx context.Context, d time.Duration) error
+}
+
+// Settle reads dev's screen once it has settled: it dumps until two dumps
+// in a row have the same fingerprint, or the settle timeout passes (then
+// it takes the last dump), retrying the dump failures uiautomator is known
+// for and taking a dump cut short when no whole one comes. What went wrong
+// on the way is told to warn. The loop and a replay on a phone read their
+// screens here. A screen that cannot be read is an error that wraps the
+// last failure (device.ErrDumpNotIdle, or uixml's parse error).
+func Settle(ctx context.Context, dev device.Device, o ReadOptions, warn func(string)) (*uixml.Screen, []byte, error) {
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.SettleTimeout <= 0 {
+		o.SettleTimeout = DefaultSettleTimeout
+	}
+	if o.DumpRetries <= 0 {
+		o.DumpRetries = DefaultDumpRetries
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = clock.Sleep
+	}
+	if warn == nil {
+		warn = func(string) {}
+	}
+	deadline := o.Now().Add(o.SettleTimeout)
+	prev, prevXML, err := dump(ctx, dev, o, warn)
 	if err != nil {
 		return nil, nil, err
 	}
 	for {
-		if !r.cfg.Now().Before(deadline) {
-			r.warn(fmt.Sprintf("the screen did not settle within %v; using the last dump", r.cfg.SettleTimeout))
+		if !o.Now().Before(deadline) {
+			warn(fmt.Sprintf("the screen did not settle within %v; using the last dump", o.SettleTimeout))
 			return prev, prevXML, nil
 		}
-		if err := r.cfg.Sleep(ctx, r.cfg.PollInterval); err != nil {
+		if err := o.Sleep(ctx, o.PollInterval); err != nil {
 			return nil, nil, err
 		}
-		cur, curXML, err := r.dump(ctx)
+		cur, curXML, err := dump(ctx, dev, o, warn)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -68,25 +115,25 @@ func (r *runner) settle(ctx context.Context) (*uixml.Screen, []byte, error) {
 
 // dump reads and parses one screen, retrying the failures uiautomator is
 // known for.
-func (r *runner) dump(ctx context.Context) (*uixml.Screen, []byte, error) {
+func dump(ctx context.Context, dev device.Device, o ReadOptions, warn func(string)) (*uixml.Screen, []byte, error) {
 	var last error
 	// A cut-off dump still has most of the screen; it is used when no
 	// whole one comes.
 	var partial *uixml.Screen
 	var partialXML []byte
-	for attempt := 0; attempt <= r.cfg.DumpRetries; attempt++ {
+	for attempt := 0; attempt <= o.DumpRetries; attempt++ {
 		if attempt > 0 {
-			if err := r.cfg.Sleep(ctx, r.cfg.PollInterval); err != nil {
+			if err := o.Sleep(ctx, o.PollInterval); err != nil {
 				return nil, nil, err
 			}
 		}
-		xml, err := r.cfg.Device.Dump(ctx)
+		xml, err := dev.Dump(ctx)
 		if err == nil {
 			var scr *uixml.Screen
 			scr, err = uixml.Parse(xml)
 			if err == nil {
 				if attempt > 0 {
-					r.warn(fmt.Sprintf("the screen dump failed %d time(s) before it worked (%v)", attempt, last))
+					warn(fmt.Sprintf("the screen dump failed %d time(s) before it worked (%v)", attempt, last))
 				}
 				return scr, xml, nil
 			}
@@ -105,7 +152,7 @@ func (r *runner) dump(ctx context.Context) (*uixml.Screen, []byte, error) {
 		last = err
 	}
 	if partial != nil {
-		r.warn(fmt.Sprintf("using an incomplete screen dump (%v)", last))
+		warn(fmt.Sprintf("using an incomplete screen dump (%v)", last))
 		return partial, partialXML, nil
 	}
 	return nil, nil, last
@@ -113,7 +160,18 @@ func (r *runner) dump(ctx context.Context) (*uixml.Screen, []byte, error) {
 
 // screenInfo describes the current screen for events.
 func (r *runner) screenInfo(ctx context.Context) *ScreenInfo {
-	s := r.screen
+	info := NewScreenInfo(r.screen, r.xml)
+	if info != nil && info.App == "" {
+		if app, err := r.cfg.Device.CurrentApp(ctx); err == nil {
+			info.App = app
+		}
+	}
+	return info
+}
+
+// NewScreenInfo describes screen s, dumped as xml, for events (nil for
+// none). The loop and a replay describe their screens here.
+func NewScreenInfo(s *uixml.Screen, xml []byte) *ScreenInfo {
 	if s == nil {
 		return nil
 	}
@@ -123,13 +181,8 @@ func (r *runner) screenInfo(ctx context.Context) *ScreenInfo {
 		App:         s.App(),
 		Prompt:      s.Prompt(),
 		Fingerprint: s.Fingerprint(),
-		XML:         string(r.xml),
+		XML:         string(xml),
 		Elements:    make([]ElementInfo, 0, len(s.Elements)),
-	}
-	if info.App == "" {
-		if app, err := r.cfg.Device.CurrentApp(ctx); err == nil {
-			info.App = app
-		}
 	}
 	for _, e := range s.Elements {
 		ei := ElementInfo{Index: e.Index, Label: e.Label, Kind: e.Kind, State: checkState(e)}

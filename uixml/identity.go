@@ -103,6 +103,15 @@ func (s *Screen) identity(node int, el Element, sib []int) Identity {
 	return id
 }
 
+// Texts returns the texts and descriptions shown in node i's subtree (at
+// most MaxTexts), in document order: what names a panel or a dialog.
+func (s *Screen) Texts(i int) []string {
+	if i < 0 || i >= len(s.Nodes) {
+		return nil
+	}
+	return s.texts(i, !s.Nodes[i].Password && !isEditable(&s.Nodes[i]))
+}
+
 // texts returns the texts and descriptions shown in node i's subtree, in
 // document order, its own text only when own is set.
 func (s *Screen) texts(i int, own bool) []string {
@@ -276,7 +285,9 @@ func compare(rec, live Identity) (float64, []Diff) {
 	if len(rec.Texts) > 1 {
 		score(FieldTexts, dice(rec.Texts, live.Texts), strings.Join(rec.Texts, " | "), strings.Join(live.Texts, " | "))
 	}
-	if rec.Label != "" && rec.Label != name {
+	// The label, where the texts do not already say it (it is made of
+	// them for a row).
+	if rec.Label != "" && rec.Label != name && len(rec.Texts) <= 1 {
 		score(FieldLabel, textSim(rec.Label, live.Label), rec.Label, live.Label)
 	}
 	if len(rec.Ancestors) > 0 {

@@ -39,6 +39,7 @@ type evalOptions struct {
 	out         string
 	json        bool
 	sampling    samplingFlags
+	replay      string
 
 	set map[string]bool
 }
@@ -62,11 +63,20 @@ and/or a cases.jsonl of decision cases.
 every task and case; a directory holds one script per task or case,
 SUITE/NAME.txt or NAME.txt, else default.txt.
 
+--replay DIR scores replays instead of a model ("replay success"): each task's
+phone carries out, as 'droidgo replay --sim' does, the recorded run of the
+scenario it varies (or of itself): DIR/NAME.jsonl, or an 'eval --out DIR'
+directory's runs/tasks/NAME-r1.jsonl. It succeeds when every step was carried
+out and the run ended as recorded, or, on the perturbed phones where a replay
+must stop, when it stopped because the phone disagreed. The default suite is
+then "perturbed"; decision suites cannot be replayed.
+
 Exit status: 0 when the evaluation ran, whatever the score; 1 when it could
 not run; 2 on a usage error.`,
 		Example: `  droidgo eval --model Spark-X2.5-1.7B-Q4_K_M.gguf --out eval-q4
   droidgo eval --endpoint http://127.0.0.1:8000/v1 --parallel 8 --repeat 3 --json > results.json
   droidgo eval --suite tasks --filter 'wifi|bluetooth' --model script:fixtures/scripts/eval
+  droidgo eval --suite tasks --model script:fixtures/scripts/eval --out runs && droidgo eval --replay runs
   droidgo eval compare eval-q4/results.json eval-q8/results.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -88,6 +98,7 @@ not run; 2 on a usage error.`,
 	f.StringVar(&o.filter, "filter", "", "run only the tasks and cases whose SUITE/NAME matches `REGEXP`")
 	f.StringVar(&o.out, "out", "", "write results.json, report.html and a recording per task run to `DIR`")
 	f.BoolVar(&o.json, "json", false, "print results.json to stdout")
+	f.StringVar(&o.replay, "replay", "", "score replays of the recorded runs in `DIR` instead of a model (default suite: perturbed)")
 	o.sampling.add(f)
 	c.AddCommand(newEvalCompareCmd(d))
 	return c
@@ -102,6 +113,13 @@ func runEval(o *evalOptions) error {
 		return usageErr(fmt.Errorf("--repeat must be at least 1, not %d", o.repeat))
 	case o.set["model"] && o.set["endpoint"]:
 		return usageErr(errors.New("--model and --endpoint cannot be used together"))
+	case o.replay != "" && (o.set["model"] || o.set["endpoint"]):
+		return usageErr(errors.New("--replay scores recorded runs, not a model: it takes no --model or --endpoint"))
+	}
+	if o.replay != "" {
+		if st, err := os.Stat(o.replay); err != nil || !st.IsDir() {
+			return usageErr(fmt.Errorf("--replay %s: not a directory of recordings", o.replay))
+		}
 	}
 	var filter *regexp.Regexp
 	if o.filter != "" {
@@ -119,7 +137,10 @@ func runEval(o *evalOptions) error {
 		return err
 	}
 	specs := o.suites
-	if len(specs) == 0 {
+	switch {
+	case len(specs) == 0 && o.replay != "":
+		specs = []string{eval.BuiltinPerturbed}
+	case len(specs) == 0:
 		specs = []string{eval.BuiltinTasks, eval.BuiltinDecisions}
 	}
 	var suites []*eval.Suite
@@ -127,6 +148,9 @@ func runEval(o *evalOptions) error {
 		su, err := eval.Load(s)
 		if err != nil {
 			return usageErr(err)
+		}
+		if o.replay != "" && len(su.Cases) > 0 {
+			return usageErr(fmt.Errorf("--suite %s has decision cases, which have no recorded run to replay", s))
 		}
 		suites = append(suites, su)
 	}
@@ -138,18 +162,26 @@ func runEval(o *evalOptions) error {
 
 	ctx, cancel := context.WithCancel(d.ctx)
 	defer cancel()
-	models, name, closeModels, err := d.evalModels(ctx, cfg)
-	if err != nil {
-		return err
+	var models eval.ModelFunc
+	var replays eval.ReplayFunc
+	name := "replay:" + o.replay
+	if o.replay != "" {
+		replays = eval.Replays(o.replay)
+	} else {
+		var closeModels func()
+		models, name, closeModels, err = d.evalModels(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer closeModels()
 	}
-	defer closeModels()
 
 	opts := eval.Options{
-		Model: models, ModelName: name,
+		Model: models, Replays: replays, ModelName: name,
 		Parallel: o.parallel, Repeat: o.repeat, Loop: cfg.Loop(),
 		Filter: filter, Out: o.out,
 		Now: d.now, Sleep: d.sleep,
-		Config: eval.Config{Suites: specs, Filter: o.filter, Endpoint: cfg.Endpoint},
+		Config: eval.Config{Suites: specs, Filter: o.filter, Endpoint: cfg.Endpoint, Replay: o.replay},
 	}
 	opts.Progress = newEvalProgress(d.stderr, d.isTerminal(d.stderr))
 	res, runErr := eval.Run(ctx, suites, opts)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,43 +12,14 @@ import (
 // On a terminal the progress is one line that updates itself (done/total,
 // running success rate, ETA), checked in a real terminal: tmux.
 func TestEvalProgressOnTerminal(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("DROIDGO_REQUIRE_TMUX") == "1" {
-			t.Fatal("tmux is not installed and DROIDGO_REQUIRE_TMUX=1")
-		}
-		t.Skip("SKIPPED, NOT PASSED: tmux is not installed (apt-get install tmux; DROIDGO_REQUIRE_TMUX=1 makes this a failure)")
-	}
-	if testing.Short() {
-		t.Skip("SKIPPED, NOT PASSED: -short")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, emptyConfig, tmux := tmuxTest(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "droidgo")
-	if out, err := exec.Command(goBin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build droidgo: %v\n%s", err, out)
-	}
 	scripts, err := filepath.Abs(evalScripts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	socket := filepath.Join(dir, "tmux.sock")
-	tmux := func(args ...string) string {
-		out, err := exec.Command("tmux", append([]string{"-S", socket}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %v: %v\n%s", args, err, out)
-		}
-		return string(out)
-	}
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", socket, "kill-server").Run() })
-	// An empty settings file, so the developer's own settings stay out.
-	if err := os.WriteFile(filepath.Join(dir, "empty.toml"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	cmd := fmt.Sprintf("DROIDGO_CONFIG=%s %s eval --suite tasks --filter '^tasks/(wifi|dnd|flashlight|airplane-on)$' --model 'script:%s?pace=20ms' > %s; echo EXIT=$?; sleep 60",
-		filepath.Join(dir, "empty.toml"), bin, scripts, filepath.Join(dir, "out.txt"))
+		emptyConfig, bin, scripts, filepath.Join(dir, "out.txt"))
 	tmux("new-session", "-d", "-s", "eval", "-x", "120", "-y", "20", cmd)
 	var screen string
 	sawRunning := false

@@ -11,10 +11,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/droidgo/droidgo/fixtures"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/recording"
+	"github.com/droidgo/droidgo/replay"
 	"github.com/droidgo/droidgo/tui"
 )
 
@@ -22,41 +24,69 @@ type replayOptions struct {
 	d     *deps
 	file  string
 	speed float64
-	json  bool
-	noTUI bool
+	// phone is a replay on a phone (--device, --sim); its run options
+	// hold --json and --no-tui for both kinds.
+	phone phoneReplay
 }
 
 func newReplayCmd(d *deps) *cobra.Command {
-	o := &replayOptions{d: d}
+	o := &replayOptions{d: d, phone: phoneReplay{run: &runOptions{d: d}}}
 	c := &cobra.Command{
 		Use:   "replay FILE",
 		Short: "Play back a recorded run as if it were live",
-		Long: `Play back a recording made with 'droidgo run --record': the same events, with the
+		Long: `Play back a recording made with 'droidgo run --record', or carry it out again
+on a phone.
+
+Without --device or --sim it draws the recording: the same events, with the
 same pauses (scaled by --speed), shown the same way as a live run: the TUI on a
 terminal, plain text with --no-tui or when stdout is not a terminal, JSON lines
-with --json.
+with --json. FILE may also name a recording shipped with droidgo (wifi, alarm,
+devopts, bluetooth, search, ...; see fixtures/recordings). Those runs are
+scripted: the model output in them was written by hand, and the header says so.
 
-FILE may also name a recording shipped with droidgo (wifi, alarm, devopts,
-bluetooth, search, ...; see fixtures/recordings). Those runs are scripted: the
-model output in them was written by hand, and the header says so.
+With --device SERIAL or --sim SCENARIO it does the recorded run again on that
+phone, with no model: before each recorded action it reads the screen until it
+settles, checks it is recognisably the recorded screen (--min-similarity),
+finds the recorded element by what it is (its name, resource-id, class,
+package, place among its siblings and ancestors, and last its position:
+--min-score), and carries out the action as the agent would. Sensitive actions
+still wait for approval, --step makes every one wait. task_complete ends it
+with the simulator's check (on a simulator) or the recorded summary. Where the
+phone disagrees (a screen that is not the recorded one, an element that is
+gone, covered or in the other state) it stops with a report: the recorded
+element, the best candidates on the live screen with their scores and what
+differs. With --model or --endpoint the model takes over there instead, with
+the recorded task and what was done so far, and the replay resumes when a
+recorded screen comes back.
 
-Exit status: 0 when the recorded run succeeded, 1 when it failed, 2 when the
-file cannot be read.`,
+Exit status: drawing: 0 when the recorded run succeeded, 1 when it failed, 2
+when the file cannot be read. On a phone: 0 only when every recorded step was
+carried out and the run ended as recorded, 1 when it stopped or failed, 2 on a
+usage error. With --json the last line is
+{"type":"replay_result","replayed":N,"total":M,"stopped_at":K,"why":"..."}
+(stopped_at and why only when it stopped).`,
 		Example: `  droidgo replay fixtures/recordings/wifi.jsonl
   droidgo replay wifi --speed 2
-  droidgo replay run.jsonl --json --speed 0`,
+  droidgo replay run.jsonl --json --speed 0
+  droidgo replay wifi --sim wifi-inserted
+  droidgo replay bt.jsonl --device emulator-5554 --json
+  droidgo replay wifi --sim wifi-dialog --model script:dismiss.txt`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.file = args[0]
+			o.phone.run.set = map[string]bool{}
+			cmd.Flags().Visit(func(f *pflag.Flag) { o.phone.run.set[f.Name] = true })
 			return runReplay(o)
 		},
 	}
 	f := c.Flags()
-	f.Float64Var(&o.speed, "speed", 1, "playback speed: 2 is twice as fast, 0 is instant")
-	f.BoolVar(&o.json, "json", false, "print one JSON event per line")
-	f.BoolVar(&o.noTUI, "no-tui", false, "print plain text even on a terminal")
+	f.Float64Var(&o.speed, "speed", 1, "drawing speed: 2 is twice as fast, 0 is instant")
+	o.phone.addFlags(f)
 	return c
 }
+
+// phoneOnly are the flags that only a replay on a phone takes.
+var phoneOnly = []string{"model", "endpoint", "model-name", "max-steps", "no-think", "think-budget", "temperature", "top-p", "seed", "record", "step", "sensitive", "min-similarity", "min-score", "poll"}
 
 // openRecording reads FILE, or a shipped recording named FILE.
 func openRecording(name string) (*recording.Recording, error) {
@@ -95,6 +125,17 @@ func shippedRecordings() []string {
 
 func runReplay(o *replayOptions) error {
 	d := o.d
+	run := o.phone.run
+	onPhone := run.sim != "" || run.set["device"]
+	if !onPhone {
+		for _, name := range phoneOnly {
+			if run.set[name] {
+				return usageErr(fmt.Errorf("--%s is for a replay on a phone: give --device SERIAL or --sim SCENARIO", name))
+			}
+		}
+	} else if run.set["speed"] {
+		return usageErr(errors.New("--speed is for drawing a recording; a replay on a phone goes at the phone's pace"))
+	}
 	if o.speed < 0 {
 		return usageErr(fmt.Errorf("--speed must be 0 or more, not %v", o.speed))
 	}
@@ -102,10 +143,20 @@ func runReplay(o *replayOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	if onPhone {
+		if err := o.phone.check(); err != nil {
+			return err
+		}
+		plan, err := replay.FromRecording(rec)
+		if err != nil {
+			return usageErr(fmt.Errorf("recording %s cannot be replayed: %w", o.file, err))
+		}
+		return o.phone.do(plan, "replay:"+filepath.Base(o.file), replayNote("replay of "+o.file, plan, d.clock()))
+	}
 	started := rec.Started()
 	ropts := recording.ReplayOptions{Speed: o.speed, Now: d.now, Sleep: d.sleep}
 	_, replayErr := d.show(d.ctx, view{
-		json: o.json, noTUI: o.noTUI,
+		json: run.json, noTUI: run.noTUI,
 		ui:     tui.Options{Task: started.Task, Device: started.Device, Model: started.Model, MaxSteps: started.MaxSteps, Replay: true},
 		header: "replay:   " + describeRecording(rec.Header), // the recording's note: text from a file
 	}, func(ctx context.Context, emit func(loop.Event), ui *tui.UI) (*loop.Result, error) {
@@ -125,7 +176,7 @@ func runReplay(o *replayOptions) error {
 	}
 	res := rec.Result()
 	if res == nil {
-		if !o.json {
+		if !run.json {
 			fmt.Fprintln(d.stdout, "\nresult:   none (the recording ends before the run did)")
 		}
 		return exitCode(1)

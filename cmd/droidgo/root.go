@@ -57,6 +57,7 @@ model, so everything can be tried without a device or model weights.`,
 	root.AddCommand(
 		newRunCmd(d),
 		newReplayCmd(d),
+		newMacroCmd(d),
 		newScreenCmd(d),
 		newDoCmd(d),
 		newDevicesCmd(d),

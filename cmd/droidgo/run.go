@@ -299,7 +299,8 @@ func runRun(o *runOptions) error {
 	var sinks sink.Set
 	var rec *recording.Writer
 	if o.record != "" {
-		rec, err = recording.Create(o.record, recording.Header{
+		var q *sink.Queue
+		rec, q, err = recordTo(o.record, recording.Header{
 			Created:  d.clock().UTC(),
 			Scripted: strings.HasPrefix(backend.Name(), "script:"),
 			Task:     task,
@@ -307,14 +308,10 @@ func runRun(o *runOptions) error {
 			Device:   devName,
 			Note:     recordingNote(backend.Name()),
 		})
-		var pe *fs.PathError
-		if err != nil && errors.As(err, &pe) && pe.Op == "open" {
-			return usageErr(err) // a --record path that cannot be created
-		}
 		if err != nil {
-			return err // one that cannot be written (a full disk)
+			return err
 		}
-		sinks = append(sinks, sink.New("recording "+o.record, rec.Consume, sink.Options{}))
+		sinks = append(sinks, q)
 	}
 
 	res, err := d.show(ctx, view{
@@ -338,6 +335,21 @@ func runRun(o *runOptions) error {
 		return exitCode(1)
 	}
 	return nil
+}
+
+// recordTo starts the recording a --record flag names, and the queue in
+// front of it for view.sinks. A path that cannot be created is a usage
+// error; one that cannot be written (a full disk) is not.
+func recordTo(path string, h recording.Header) (*recording.Writer, *sink.Queue, error) {
+	rec, err := recording.Create(path, h)
+	var pe *fs.PathError
+	if err != nil && errors.As(err, &pe) && pe.Op == "open" {
+		return nil, nil, usageErr(err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, sink.New("recording "+path, rec.Consume, sink.Options{}), nil
 }
 
 // sameTask reports whether two task texts say the same, ignoring case,
