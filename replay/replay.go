@@ -274,14 +274,15 @@ func (r *runner) end(ctx context.Context, err error) Result {
 			StoppedAt: s.at + 1, Why: s.why, Stop: s.rep,
 		}
 	}
-	reason := err.Error()
+	// The phone could not be read or went away, or the user quit.
+	reason, kind := err.Error(), loop.StopDevice
 	if ctx.Err() != nil {
-		reason = "cancelled"
+		reason, kind = "cancelled", loop.StopUser
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			reason = "time limit reached"
 		}
 	}
-	return Result{Run: loop.Result{Reason: reason}, StoppedAt: r.replayed + 1, Why: reason, Stop: &loop.ReplayStop{Kind: loop.StopUser}}
+	return Result{Run: loop.Result{Reason: reason}, StoppedAt: r.replayed + 1, Why: reason, Stop: &loop.ReplayStop{Kind: kind}}
 }
 
 // read reads the live screen, once it has settled.

@@ -367,6 +367,36 @@ func TestReplayPolicy(t *testing.T) {
 			t.Fatalf("%+v", res)
 		}
 	})
+	t.Run("the phone stops answering", func(t *testing.T) {
+		phone, _ := simulator.Load("wifi")
+		cfg := replaytest.Config(wifi, phone)
+		cfg.Read.DumpRetries = 1
+		steps := 0
+		cfg.OnEvent = func(ev loop.Event) {
+			if ev.Type == loop.EvAction && ev.Outcome == loop.OutcomeDone {
+				if steps++; steps == 2 {
+					phone.FailNextDumps(1 << 20)
+				}
+			}
+		}
+		res := replay.Run(context.Background(), cfg)
+		if res.AsRecorded || res.Stop == nil || res.Stop.Kind != loop.StopDevice || res.Replayed != 2 || res.StoppedAt != 3 || res.Why == "" {
+			t.Fatalf("%+v", res)
+		}
+	})
+	t.Run("the phone fails an action", func(t *testing.T) {
+		phone, _ := simulator.Load("wifi")
+		bad := *wifi
+		bad.Steps = append([]replay.Step(nil), wifi.Steps...)
+		bad.Steps[0].Call.Arguments = map[string]any{"name": "Nonexistent"}
+		var failed bool
+		cfg := replaytest.Config(&bad, phone)
+		cfg.OnEvent = func(ev loop.Event) { failed = failed || ev.Type == loop.EvAction && ev.Outcome == loop.OutcomeFailed }
+		res := replay.Run(context.Background(), cfg)
+		if res.Stop == nil || res.Stop.Kind != loop.StopDevice || res.StoppedAt != 1 || !failed {
+			t.Fatalf("%+v", res)
+		}
+	})
 	t.Run("switch already on", func(t *testing.T) {
 		phone, _ := simulator.Load("wifi")
 		if res := replay.Run(context.Background(), replaytest.Config(wifi, phone)); !res.AsRecorded {
