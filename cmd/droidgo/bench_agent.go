@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model"
 )
@@ -61,9 +63,9 @@ const benchThinkBudget = 64
 type benchAgentOptions struct {
 	d *deps
 
-	sim, model     string
-	steps, threads int
-	cold, json     bool
+	sim, model               string
+	steps, threads, parallel int
+	cold, json               bool
 	unbatched      bool
 	cpuProfile     string
 }
@@ -71,7 +73,7 @@ type benchAgentOptions struct {
 func newBenchAgentCmd(d *deps) *cobra.Command {
 	o := &benchAgentOptions{d: d}
 	c := &cobra.Command{
-		Use:   "agent [--sim SCENARIO] [--model FILE] [--steps N] [--threads N] [--cold] [--json]",
+		Use:   "agent [--sim SCENARIO] [--model FILE] [--steps N] [--threads N] [--parallel N] [--cold] [--json]",
 		Short: "Time the agent's steps on a simulated phone with the real engine",
 		Long: `bench agent runs the agent on a scripted simulator scenario (default wifi)
 with the in-process engine and a model file (--model, else the configured or
@@ -90,7 +92,15 @@ temperature 1, top-p 0.95 by default).
 --json prints one object:
 {"model":"...","threads":2,"steps":[{"step":1,"prompt_tokens":..,"cached_tokens":..,
 "disk_tokens":..,"ttft_s":..,"prefill_s":..,"think_tokens":..,"think_s":..,
-"answer_tokens":..,"forced_tokens":..,"answer_s":..,"overhead_s":..,"total_s":..}]}`,
+"answer_tokens":..,"forced_tokens":..,"answer_s":..,"overhead_s":..,"total_s":..}]}
+
+--parallel N runs N agents at once, each on its own simulated phone of the
+scenario, on one engine (their turns computed together), and reports the
+run's wall time, the memory (peak resident, the model file, the shared
+prompt prefixes and the sequences' own KV caches) and each agent's steps;
+--json then prints {"model":..,"threads":..,"parallel":N,"wall_s":..,
+"rss_mb":..,"model_mb":..,"prefix_mb":..,"kv_mb":..,"agents":[{"agent":1,
+"success":..,"reason":..,"steps":[...as above...]}]}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBenchAgent(o) },
 	}
@@ -98,6 +108,7 @@ temperature 1, top-p 0.95 by default).
 	f.StringVar(&o.sim, "sim", "wifi", "the simulator `SCENARIO` (see 'droidgo sim list')")
 	f.StringVarP(&o.model, "model", "m", "", "the model `FILE` (GGUF) or HF directory")
 	f.IntVar(&o.steps, "steps", 3, "steps to run")
+	f.IntVar(&o.parallel, "parallel", 1, "run `N` agents at once, each on its own simulated phone, on one engine")
 	f.IntVarP(&o.threads, "threads", "t", 0, "engine threads (0: the threads setting, else the physical cores)")
 	f.BoolVar(&o.cold, "cold", false, "ignore the prompt cache on disk")
 	f.BoolVar(&o.json, "json", false, "print JSON")
@@ -115,6 +126,9 @@ func (o *benchAgentOptions) check() error {
 	}
 	if o.threads < 0 {
 		return usageErr(fmt.Errorf("--threads must not be negative, not %d", o.threads))
+	}
+	if o.parallel < 1 || o.parallel > maxBenchSequences {
+		return usageErr(fmt.Errorf("--parallel must be between 1 and %d, not %d", maxBenchSequences, o.parallel))
 	}
 	return nil
 }
@@ -175,11 +189,79 @@ func runBenchAgent(o *benchAgentOptions) error {
 		return err
 	}
 	ctx := d.ctx
-	dev, err := d.openSim(ctx, o.sim)
-	if err != nil {
-		return usageErr(err)
+	// The phones first: a scenario that does not exist is a usage error
+	// before the model loads.
+	devs := make([]device.Device, o.parallel)
+	for i := range devs {
+		dev, err := d.openSim(ctx, o.sim)
+		if err != nil {
+			return usageErr(err)
+		}
+		defer closeDevice(dev)
+		devs[i] = dev
 	}
-	defer closeDevice(dev)
+	b, err := openLocalWith(cfg, path, localOpts{getenv: d.getenv, threads: o.threads, cold: o.cold, unbatched: o.unbatched, warn: d.stderr})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	if o.cpuProfile != "" {
+		pf, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	start := time.Now()
+	runs := make([]benchRun, len(devs))
+	recs := make([]*benchBackend, len(devs))
+	var wg sync.WaitGroup
+	for i, dev := range devs {
+		recs[i] = &benchBackend{benchModel: b}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runs[i] = o.runAgent(ctx, cfg, dev, recs[i])
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	for _, r := range runs {
+		if len(r.stepStart) == 0 {
+			return fmt.Errorf("the agent ran no step: %s", r.res.Reason)
+		}
+	}
+	if o.parallel == 1 {
+		out := benchAgentJSON{Model: b.Name(), Threads: b.Threads(), Steps: runs[0].steps(recs[0])}
+		if o.json {
+			return json.NewEncoder(d.jsonOut()).Encode(out)
+		}
+		return o.writeTable(out, runs[0].res)
+	}
+	out := benchAgentsJSON{Model: b.Name(), Threads: b.Threads(), Parallel: o.parallel, WallS: wall.Seconds(), RSSMB: peakRSSMB()}
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		out.ModelMB = float64(st.Size()) / 1e6
+	}
+	prefix, own := b.KVBytes()
+	out.PrefixMB, out.KVMB = float64(prefix)/1e6, float64(own)/1e6
+	for i, r := range runs {
+		out.Agents = append(out.Agents, benchAgentRunJSON{Agent: i + 1, Success: r.res.Success, Reason: r.res.Reason, Steps: r.steps(recs[i])})
+	}
+	if o.json {
+		return json.NewEncoder(d.jsonOut()).Encode(out)
+	}
+	return o.writeAgents(out)
+}
+
+// runAgent runs one agent on dev with the model rec wraps, timing its steps.
+func (o *benchAgentOptions) runAgent(ctx context.Context, cfg *config.Config, dev device.Device, rec *benchBackend) benchRun {
 	task := ""
 	if t, ok := dev.(interface{ Task() string }); ok {
 		task = t.Task()
@@ -187,12 +269,6 @@ func runBenchAgent(o *benchAgentOptions) error {
 	if task == "" {
 		task = "Turn on Wi-Fi"
 	}
-	b, err := openLocalWith(cfg, path, localOpts{getenv: d.getenv, threads: o.threads, cold: o.cold, unbatched: o.unbatched, warn: d.stderr})
-	if err != nil {
-		return err
-	}
-	defer b.Close()
-	rec := &benchBackend{benchModel: b}
 	var run benchRun
 	lc := cfg.Loop()
 	lc.Task, lc.Device, lc.DeviceName, lc.Model = task, dev, "sim:"+o.sim, rec
@@ -212,29 +288,58 @@ func runBenchAgent(o *benchAgentOptions) error {
 			run.end = time.Now()
 		}
 	}
-	if o.cpuProfile != "" {
-		pf, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
-	}
 	run.res = loop.Run(ctx, lc)
-	if ctx.Err() != nil {
-		return ctx.Err()
+	return run
+}
+
+// benchAgentsJSON is `bench agent --parallel N --json` for N > 1: the
+// run's wall time, the memory (peak resident; the model file, the shared
+// prompt prefixes and the sequences' own KV caches in the engine at the
+// end) and each agent's steps.
+type benchAgentsJSON struct {
+	Model    string              `json:"model"`
+	Threads  int                 `json:"threads"`
+	Parallel int                 `json:"parallel"`
+	WallS    float64             `json:"wall_s"`
+	RSSMB    float64             `json:"rss_mb"`
+	ModelMB  float64             `json:"model_mb"`
+	PrefixMB float64             `json:"prefix_mb"`
+	KVMB     float64             `json:"kv_mb"`
+	Agents   []benchAgentRunJSON `json:"agents"`
+}
+
+type benchAgentRunJSON struct {
+	Agent   int             `json:"agent"`
+	Success bool            `json:"success"`
+	Reason  string          `json:"reason"`
+	Steps   []benchStepJSON `json:"steps"`
+}
+
+// writeAgents prints the report of several agents for people.
+func (o *benchAgentOptions) writeAgents(out benchAgentsJSON) error {
+	w := o.d.stdout
+	fmt.Fprintf(w, "%s, %d threads, %d agents on sim %s: %.2f s\n", out.Model, out.Threads, out.Parallel, o.sim, out.WallS)
+	fmt.Fprintf(w, "memory: peak resident %.0f MB; model file %.0f MB, shared prefixes %.1f MB, the sequences' own KV %.1f MB\n", out.RSSMB, out.ModelMB, out.PrefixMB, out.KVMB)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "agent\tsteps\tresult\tprompt tok\tcached\tthink tok\tanswer tok\tprefill s\ttotal s\t")
+	for _, a := range out.Agents {
+		var prompt, cached, think, answer int
+		var prefill, total float64
+		for _, s := range a.Steps {
+			prompt += s.PromptTokens
+			cached += s.CachedTokens
+			think += s.ThinkTokens
+			answer += s.AnswerTokens
+			prefill += s.PrefillS
+			total += s.TotalS
+		}
+		verdict := "not done"
+		if a.Success {
+			verdict = "success"
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t\n", a.Agent, len(a.Steps), termsafe.String(verdict), prompt, cached, think, answer, prefill, total)
 	}
-	if len(run.stepStart) == 0 {
-		return fmt.Errorf("the agent ran no step: %s", run.res.Reason)
-	}
-	out := benchAgentJSON{Model: b.Name(), Threads: b.Threads(), Steps: run.steps(rec)}
-	if o.json {
-		return json.NewEncoder(d.jsonOut()).Encode(out)
-	}
-	return o.writeTable(out, run.res)
+	return tw.Flush()
 }
 
 // writeTable prints the report for people.

@@ -115,3 +115,54 @@ func TestRunPromptCacheSetting(t *testing.T) {
 		}
 	}
 }
+
+// bench agent --parallel runs several agents on one engine, each on its own
+// phone, and reports the wall time, the memory and every agent's steps;
+// each agent's steps are what a lone agent's are.
+func TestBenchAgentParallel(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.env["XDG_CACHE_HOME"] = t.TempDir()
+	path := localtest.Model(t, 7)
+	args := []string{"bench", "agent", "--sim", "wifi", "--model", path, "--steps", "2", "--threads", "2", "--cold", "--json"}
+	r := h.run(context.Background(), append(args, "--parallel", "3")...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	for _, k := range []string{"model", "threads", "parallel", "wall_s", "rss_mb", "model_mb", "prefix_mb", "kv_mb", "agents"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("no %q: %s", k, r.stdout)
+		}
+	}
+	var out benchAgentsJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Parallel != 3 || len(out.Agents) != 3 || out.WallS <= 0 || out.RSSMB <= 0 || out.PrefixMB <= 0 || out.KVMB <= 0 || out.ModelMB <= 0 {
+		t.Fatalf("output %+v", out)
+	}
+	one := h.run(context.Background(), args...)
+	var alone benchAgentJSON
+	if one.code != 0 || json.Unmarshal([]byte(one.stdout), &alone) != nil {
+		t.Fatalf("alone: exit %d: %s", one.code, one.stderr)
+	}
+	for _, a := range out.Agents {
+		if len(a.Steps) != len(alone.Steps) {
+			t.Errorf("agent %d: %d steps, alone %d", a.Agent, len(a.Steps), len(alone.Steps))
+			continue
+		}
+		for i, s := range a.Steps {
+			w := alone.Steps[i]
+			if s.PromptTokens != w.PromptTokens || s.ThinkTokens != w.ThinkTokens || s.AnswerTokens != w.AnswerTokens {
+				t.Errorf("agent %d step %d: %d prompt, %d think, %d answer tokens; alone %d, %d, %d", a.Agent, i+1, s.PromptTokens, s.ThinkTokens, s.AnswerTokens, w.PromptTokens, w.ThinkTokens, w.AnswerTokens)
+			}
+		}
+	}
+	if r := h.run(context.Background(), "bench", "agent", "--parallel", "0", "--model", path); r.code != 2 {
+		t.Errorf("--parallel 0: exit %d", r.code)
+	}
+}

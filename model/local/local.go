@@ -302,6 +302,24 @@ func (b *Backend) Tokenizer() *tokenizer.Tokenizer { return b.tok }
 // (prompt suffixes and fed-back generated tokens; cache hits not counted).
 func (b *Backend) Prefilled() int64 { return b.eng.Prefilled() }
 
+// KVBytes returns the memory of the keys and values the backend holds: the
+// fixed prefixes shared by the turns, and the sequences' own (the open
+// turns' and the ended ones kept for reuse).
+func (b *Backend) KVBytes() (prefixes, own int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.prefixes {
+		prefixes += p.p.Bytes()
+	}
+	for _, seq := range b.idle {
+		own += seq.Bytes()
+	}
+	for s := range b.streams {
+		own += s.seq.Bytes()
+	}
+	return prefixes, own
+}
+
 // Close ends the streaming turns, if any, and releases the model.
 func (b *Backend) Close() error {
 	b.mu.Lock()
