@@ -66,8 +66,8 @@ type benchAgentOptions struct {
 	sim, model               string
 	steps, threads, parallel int
 	cold, json               bool
-	unbatched      bool
-	cpuProfile     string
+	unbatched                bool
+	cpuProfile               string
 }
 
 func newBenchAgentCmd(d *deps) *cobra.Command {
