@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/droidgo/droidgo/eval"
 	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/local/localtest"
 	"github.com/droidgo/droidgo/model/script"
 )
 
@@ -370,4 +372,91 @@ func TestEvalEndpointParallelEqualsSequential(t *testing.T) {
 			t.Errorf("%s: sequential %+v, parallel %+v", name, o, kp[name])
 		}
 	}
+}
+
+// eval with a model file and --parallel 4 runs the phones' turns together
+// on one engine and gives the same results.json and the same recordings as
+// --parallel 1 (but for the times), sampled with a seed and greedy: a turn's
+// tokens do not depend on the turns beside it.
+func TestEvalLocalParallelEqualsSequential(t *testing.T) {
+	t.Parallel()
+	path := localtest.Model(t, 11)
+	filter := "^tasks/(wifi|alarm|bluetooth|qs-bluetooth)$"
+	for _, sampling := range [][]string{{"--seed", "1"}, {"--temperature", "0"}} {
+		run := func(parallel int) (map[string]any, map[string][]any) {
+			out := t.TempDir()
+			args := append([]string{"eval", "--suite", "tasks", "--filter", filter, "--model", path, "--max-steps", "2", "--think-budget", "8",
+				"--parallel", strconv.Itoa(parallel), "--out", out, "--json"}, sampling...)
+			r := droidgo(t, context.Background(), args...)
+			evalJSON(t, r)
+			var res map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+				t.Fatal(err)
+			}
+			recs := map[string][]any{}
+			files, _ := filepath.Glob(filepath.Join(out, "runs", "tasks", "*.jsonl"))
+			for _, f := range files {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+					var ev any
+					if err := json.Unmarshal([]byte(line), &ev); err != nil {
+						t.Fatalf("%s: %v", f, err)
+					}
+					recs[filepath.Base(f)] = append(recs[filepath.Base(f)], untimed(ev))
+				}
+			}
+			if len(recs) != 4 {
+				t.Fatalf("%d recordings in %s", len(recs), out)
+			}
+			return untimed(res).(map[string]any), recs
+		}
+		res1, recs1 := run(1)
+		res4, recs4 := run(4)
+		if c, ok := res4["config"].(map[string]any); ok {
+			c["parallel"] = 1.0 // the one setting that differs
+		}
+		if !reflect.DeepEqual(res1, res4) {
+			a, _ := json.Marshal(res1)
+			b, _ := json.Marshal(res4)
+			t.Errorf("%v: results.json at --parallel 1 and 4 differ:\n%s\n%s", sampling, a, b)
+		}
+		for name, r1 := range recs1 {
+			if r4 := recs4[name]; !reflect.DeepEqual(r1, r4) {
+				for i := range min(len(r1), len(r4)) {
+					if !reflect.DeepEqual(r1[i], r4[i]) {
+						a, _ := json.Marshal(r1[i])
+						b, _ := json.Marshal(r4[i])
+						t.Errorf("%v: %s event %d differs:\n%s\n%s", sampling, name, i, a, b)
+						break
+					}
+				}
+				if len(r1) != len(r4) {
+					t.Errorf("%v: %s has %d events at --parallel 1, %d at 4", sampling, name, len(r1), len(r4))
+				}
+			}
+		}
+	}
+}
+
+// untimed drops what depends on the clock (times, durations, a turn's
+// timing stats) from a decoded JSON value.
+func untimed(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k := range x {
+			if k == "time" || k == "created" || k == "seconds" || k == "stats" || strings.HasSuffix(k, "_s") || strings.HasSuffix(k, "_ns") {
+				delete(x, k)
+				continue
+			}
+			x[k] = untimed(x[k])
+		}
+	case []any:
+		for i := range x {
+			x[i] = untimed(x[i])
+		}
+	}
+	return v
 }
