@@ -308,3 +308,21 @@ func TestMacroOverADB(t *testing.T) {
 		t.Errorf("the refused run touched the phone: %d actions, %d dumps", n, phone2.Dumps())
 	}
 }
+
+// A perturbed phone of another density says so to adb, as a phone does.
+func TestPerturbedDensityOverADB(t *testing.T) {
+	a := newADBPhones(t)
+	phone, err := simulator.Load("wifi-small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial := a.serve(t, phone)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for cmd, want := range map[string]string{"size": "Physical size: 720x1600", "density": "Physical density: 280"} {
+		out, err := a.srv.Run(ctx, "-s", serial, "shell", "wm", cmd)
+		if err != nil || strings.TrimSpace(out) != want {
+			t.Errorf("wm %s: %q %v, want %q", cmd, out, err, want)
+		}
+	}
+}

@@ -201,7 +201,12 @@ func (s *Server) run(argv []string, o *output) int {
 			return 0
 		}
 		if len(argv) >= 2 && argv[1] == "density" {
-			fmt.Fprintln(&o.stdout, "Physical density: 420")
+			// A simulated phone has its scenario's density; others a Pixel's.
+			dpi := 420
+			if p, ok := s.phone.(interface{ Density() int }); ok {
+				dpi = p.Density()
+			}
+			fmt.Fprintf(&o.stdout, "Physical density: %d\n", dpi)
 			return 0
 		}
 		return errf(255, "Error: unknown command '%s'", strings.Join(argv[1:], " "))
