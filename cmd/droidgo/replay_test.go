@@ -208,3 +208,28 @@ func TestEvalReplayCommand(t *testing.T) {
 		}
 	}
 }
+
+// The model that takes over may be a server: --endpoint, through a real
+// HTTP server on 127.0.0.1 whose model dismisses the dialog, after which
+// the replay resumes and ends as recorded.
+func TestReplayTakeoverWithEndpoint(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.fakeClock()
+	srv, reqs := scriptServer(t, filepath.Join(fixturesDir, "scripts", "replay-dialog.txt"), true)
+	r := h.run(context.Background(), "replay", "wifi", "--sim", "wifi-dialog", "--endpoint", srv.URL, "--model-name", "spark", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, tail(r.stdout, 3000), r.stderr)
+	}
+	if !h.lastPhone().Success() {
+		t.Error("Wi-Fi is not on")
+	}
+	if len(*reqs) != 1 {
+		t.Fatalf("%d requests to the server, want 1 (the dialog)", len(*reqs))
+	}
+	msgs, _ := (*reqs)[0]["messages"].([]any)
+	last, _ := msgs[len(msgs)-1].(map[string]any)
+	if content, _ := last["content"].(string); !strings.Contains(content, `open_app(name="Settings") -> done by the replay of a recorded run`) {
+		t.Errorf("the model was not told what the replay did:\n%s", content)
+	}
+}
