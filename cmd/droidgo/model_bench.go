@@ -27,6 +27,7 @@ type benchResult struct {
 	TGSD    float64 `json:"tg_sd"`
 	LoadS   float64 `json:"load_s"`
 	RSSMB   float64 `json:"rss_mb"`
+	Kernels string  `json:"kernels"` // the kernel level that ran (kernels.ISA)
 }
 
 func newModelBenchCmd(d *deps) *cobra.Command {
@@ -119,7 +120,7 @@ after an untimed one). --json then prints exactly
 			}
 			defer e.Close()
 			load := time.Since(start)
-			res := benchResult{NPrompt: nPrompt, NGen: nGen, Threads: e.Threads(), LoadS: load.Seconds()}
+			res := benchResult{NPrompt: nPrompt, NGen: nGen, Threads: e.Threads(), LoadS: load.Seconds(), Kernels: kernels.ISA()}
 			rng := rand.New(rand.NewPCG(seed, 1))
 			V := m.Config.Vocab
 			randToks := func(n int) []int {

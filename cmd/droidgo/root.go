@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/spf13/cobra"
 )
 
@@ -147,7 +148,14 @@ func executeWith(d *deps, args []string) int {
 		return 0
 	}
 	var ee *exitError
-	if !errors.As(err, &ee) && isUsage(err) {
+	var ie *kernels.ISAError
+	switch {
+	case errors.As(err, &ee):
+	case errors.As(err, &ie):
+		// DROIDGO_ISA is configuration; whichever command opened the
+		// engine, the one sentence is the error's own.
+		err = usageErr(ie)
+	case isUsage(err):
 		err = usageErr(err)
 	}
 	printErr(d.stderr, err)

@@ -40,6 +40,20 @@ func archLevels() []level {
 // amxErr says why the amx level is missing (nil when it is offered).
 var amxErr error
 
+// missingLevels lists the amd64 levels this CPU (or OS) cannot run, each
+// with the reason: their tests report a skip naming it, and DROIDGO_ISA
+// naming one is an error that says it.
+func missingLevels() []missingLevel {
+	var m []missingLevel
+	if avx512Err != nil {
+		m = append(m, missingLevel{"avx512", avx512Err})
+	}
+	if amxErr != nil {
+		m = append(m, missingLevel{"amx", amxErr})
+	}
+	return m
+}
+
 var avx2Table = table{
 	q4k: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
 		q4kAVX2(&w[0], &a[0], len(a), rows, &out[0])
@@ -69,12 +83,7 @@ var avx2Table = table{
 		q6kx8AVX2x4(&w[0], &a[0], len(a)/4, rows/Interleave, &out[0], ldo)
 	},
 	q80: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
-		if h := rows / 2; h > 0 {
-			q80AVX2h2(&w[0], &a[0], len(a), h, &out[0])
-		}
-		if r := rows - 1; rows&1 != 0 {
-			q80AVX2(&w[r*len(a)*quant.BlockQ8_0Size], &a[0], len(a), 1, &out[r])
-		}
+		twoStreams(w, rows, len(a)*quant.BlockQ8_0Size, a, out, q80AVX2h2, q80AVX2)
 	},
 	q804: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32, ldo int) {
 		q80AVX2x4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
@@ -86,22 +95,10 @@ var avx2Table = table{
 		f32AVX2(&w[0], &x[0], len(x), rows, &out[0])
 	},
 	f16: func(w []byte, rows int, x []float32, out []float32) {
-		n := len(x)
-		if h := rows / 2; h > 0 {
-			f16AVX2h2(&w[0], &x[0], n, h, &out[0])
-		}
-		if r := rows - 1; rows&1 != 0 {
-			f16AVX2(&w[r*2*n], &x[0], n, 1, &out[r])
-		}
+		twoStreams(w, rows, 2*len(x), x, out, f16AVX2h2, f16AVX2)
 	},
 	bf16: func(w []byte, rows int, x []float32, out []float32) {
-		n := len(x)
-		if h := rows / 2; h > 0 {
-			bf16AVX2h2(&w[0], &x[0], n, h, &out[0])
-		}
-		if r := rows - 1; rows&1 != 0 {
-			bf16AVX2(&w[r*2*n], &x[0], n, 1, &out[r])
-		}
+		twoStreams(w, rows, 2*len(x), x, out, bf16AVX2h2, bf16AVX2)
 	},
 	f164: func(w []byte, ws int, x []float32, xs, n, rows int, out []float32, ldo int, acc bool) {
 		f16AVX2x4(&w[0], ws, &x[0], xs, n, rows, &out[0], ldo, acc)
@@ -136,6 +133,21 @@ var avx2Table = table{
 	},
 	q80Quant: func(x []float32, y []quant.BlockQ8_0) { q80BlocksAVX2(&x[0], &y[0], len(y)) },
 	geluErf:  func(y, g, u []float32) { geluErfMulAVX2(&y[0], &g[0], &u[0], len(y)) },
+}
+
+// twoStreams runs a two-stream kernel over rows rows of rowBytes bytes:
+// h2 computes rows r and r+half together (two sequential weight streams per
+// thread sharing every activation load; docs/PERFORMANCE.md, "Two streams
+// per thread") for the first 2*half rows, and one, its one-stream form,
+// computes the last row when rows is odd. len(a) is the blocks (or
+// elements) of one row.
+func twoStreams[A any](w []byte, rows, rowBytes int, a []A, out []float32, h2, one func(w *byte, a *A, n, rows int, out *float32)) {
+	if h := rows / 2; h > 0 {
+		h2(&w[0], &a[0], len(a), h, &out[0])
+	}
+	if r := rows - 1; rows&1 != 0 {
+		one(&w[r*rowBytes], &a[0], len(a), 1, &out[r])
+	}
 }
 
 // The assembly kernels below process rows consecutive weight rows of nb

@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"errors"
 	"unsafe"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -53,6 +54,19 @@ func archLevels() []level {
 	return ls
 }
 
+// missingLevels lists the arm64 levels this CPU cannot run, with the
+// reason (every arm64 CPU has neon).
+func missingLevels() []missingLevel {
+	var m []missingLevel
+	if !cpu.ARM64.HasASIMDDP {
+		m = append(m, missingLevel{"dotprod", errors.New("the CPU lacks the dot-product extension, SDOT")})
+	}
+	if !cpu.ARM64.HasASIMDDP || !cpu.ARM64.HasI8MM {
+		m = append(m, missingLevel{"i8mm", errors.New("the CPU lacks SDOT or FEAT_I8MM, SMMLA")})
+	}
+	return m
+}
+
 var neonTable = table{
 	q4k: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
 		q4kNEON(&w[0], &a[0], len(a), rows, &out[0])
@@ -63,6 +77,7 @@ var neonTable = table{
 	q6k: func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
 		q6kNEON(&w[0], &a[0], len(a), rows, &out[0])
 	},
+	q5k: genericTable.q5k, // no plain-NEON Q5_K kernel (dotprod has one)
 	q6k4: func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
 		q6kNEONx4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
 	},

@@ -6,5 +6,8 @@ package kernels
 // build tag), so only the generic level exists.
 func archLevels() []level { return nil }
 
+// missingLevels: there is nothing but the generic level to miss here.
+func missingLevels() []missingLevel { return nil }
+
 // plainPackedInGo: no matrix-matrix kernels here (PlainBatchSlower).
 const plainPackedInGo = false

@@ -13,10 +13,11 @@
 // integer parts of the quantised products are exact.
 //
 // The instruction set is chosen once at start-up: the best level the CPU
-// supports, lowered by the environment variable DROIDGO_ISA
-// (generic|avx2|avx512|amx on amd64, generic|neon|dotprod|i8mm on arm64). A level is
-// only ever selectable when every kernel it installs is covered by this
-// package's tests against the references.
+// supports, or the one the environment variable DROIDGO_ISA names
+// (generic|avx2|avx512|amx on amd64, generic|neon|dotprod|i8mm on arm64);
+// a name this CPU has no level of is a configuration error (EnvError). A
+// level is only ever selectable when every kernel it installs is covered
+// by this package's tests against the references.
 //
 // A weight matrix is rows consecutive rows, each the GGUF encoding of K
 // weights (K = 256*len(a) for Q8_K activations, 32*len(a) for Q8_0 ones,
@@ -29,15 +30,18 @@ package kernels
 import (
 	"fmt"
 	"os"
-	"reflect"
 	"strings"
-	"unsafe"
 
 	"github.com/droidgo/droidgo/model/quant"
 )
 
-// table is the set of kernels of one instruction-set level. A nil entry falls
-// back to the generic kernel.
+// table is the set of kernels of one instruction-set level, complete: a
+// level's table is built from the table of the level below it (the generic
+// one at the bottom) with the kernels it brings replacing entries, so what
+// it does not replace keeps the kernel of the level below. The one-vector
+// entries q4k through bf16, dot and axpy are never nil; every other entry is
+// nil exactly where no level up to this one has such a kernel, and its
+// caller then does what the entry's comment says (TestLevelTables).
 type table struct {
 	q4k func(w []byte, rows int, a []quant.BlockQ8K, out []float32)
 	// q4k4 multiplies rows by 4 activation vectors (a holds 4 x nb blocks),
@@ -57,25 +61,25 @@ type table struct {
 	f164  floatX4
 	bf164 floatX4
 	dot   func(a, b []float32) float32
-	q8k   func(x []float32, y []quant.BlockQ8K)
-	axpy  func(alpha float32, x, y []float32)
+	// q8k is QuantizeQ8K; nil runs quant.QuantizeQ8K.
+	q8k  func(x []float32, y []quant.BlockQ8K)
+	axpy func(alpha float32, x, y []float32)
 	// dotRows and axpyRows are DotRows and AxpyRows for a row length that
 	// is a multiple of 8 (attn.go); nil runs dot and axpy per row.
 	dotRows  func(q, k []float32, stride int, out []float32)
 	axpyRows func(p, v []float32, stride int, o []float32)
 	// expSum is ExpSum (attn.go); nil runs the float64 exp per element.
 	expSum func(x []float32, scale, mx float32) float64
-	// roundF16 is RoundF16 for a multiple of 8 elements.
-	roundF16 func(x []float32)
-	// encodeF16 is EncodeF16 for a multiple of 8 elements.
+	// roundF16, encodeF16, q80Quant and geluErf are RoundF16, EncodeF16,
+	// QuantizeQ8_0 and GELUErfMul (the first and last two for a multiple
+	// of 8 elements); nil runs the quant references per element.
+	roundF16  func(x []float32)
 	encodeF16 func(dst []byte, x []float32)
-	// q80Quant is QuantizeQ8_0.
-	q80Quant func(x []float32, y []quant.BlockQ8_0)
-	// geluErf is GELUErfMul for a multiple of 8 elements.
-	geluErf func(y, g, u []float32)
+	q80Quant  func(x []float32, y []quant.BlockQ8_0)
+	geluErf   func(y, g, u []float32)
 
 	// The interleaved-layout kernels (repack.go); rows is a multiple of 8.
-	// nil means the generic reference (and no repacking by default).
+	// nil runs the generic reference row by row (and RepackPays is false).
 	q4kx8  func(w []byte, rows int, a []quant.BlockQ8K, out []float32)
 	q4kx84 func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int)
 	q6kx8  func(w []byte, rows int, a []quant.BlockQ8K, out []float32)
@@ -111,42 +115,63 @@ var (
 	cur          table
 	curISA       string
 	curInvariant bool
+	envErr       error // what is wrong with DROIDGO_ISA, or nil
 )
 
 func init() {
 	levels = append([]level{{name: "generic", tab: genericTable, invariant: true}}, archLevels()...)
-	want := strings.TrimSpace(os.Getenv("DROIDGO_ISA"))
-	pick := len(levels) - 1
-	if want != "" {
-		// The variable can only lower the level: asking for a level this CPU
-		// lacks (or an unknown name) keeps the best one available.
-		for i, l := range levels {
-			if l.name == want {
-				pick = i
-			}
+	i, err := pick(strings.TrimSpace(os.Getenv("DROIDGO_ISA")))
+	envErr = err
+	use(levels[i])
+}
+
+// pick returns the index in levels of the level named want, the best one
+// for "". A name this CPU has no level of is an *ISAError, and the best
+// level is returned with it.
+func pick(want string) (int, error) {
+	best := len(levels) - 1
+	if want == "" {
+		return best, nil
+	}
+	for i, l := range levels {
+		if l.name == want {
+			return i, nil
 		}
 	}
-	use(levels[pick])
+	e := &ISAError{Value: want, Levels: Levels()}
+	for _, m := range missingLevels() {
+		if m.name == want {
+			e.Reason = m.err
+		}
+	}
+	return best, e
 }
+
+// ISAError is a DROIDGO_ISA value that names no level this CPU can run: an
+// unknown name, or a level whose instructions the CPU (or OS) lacks.
+type ISAError struct {
+	Value  string   // the value given
+	Levels []string // the levels this CPU can run, lowest first
+	Reason error    // why this CPU cannot run the named level; nil for a name that is no level here
+}
+
+func (e *ISAError) Error() string {
+	why := ""
+	if e.Reason != nil {
+		why = " (" + e.Reason.Error() + ")"
+	}
+	return fmt.Sprintf("DROIDGO_ISA=%q is not a kernel level this CPU can run%s; it can run %s", e.Value, why, strings.Join(e.Levels, ", "))
+}
+
+// EnvError returns what is wrong with the DROIDGO_ISA value the process
+// started with, an *ISAError, or nil when it is unset or names a level
+// this CPU can run. With a wrong value the kernels run the best level;
+// opening a model refuses it (spark.Open), so every program that runs the
+// engine reports the configuration error instead of silently ignoring it.
+func EnvError() error { return envErr }
 
 func use(l level) {
-	cur, curISA, curInvariant = overlay(genericTable, l.tab), l.name, l.invariant
-}
-
-// overlay returns base with every kernel that over sets replaced: one rule
-// for every entry of the table, so an entry added to it can never be left
-// on the generic path by a forgotten line (TestBestLevelOverridesGeneric
-// checks the result).
-func overlay(base, over table) table {
-	b, o := reflect.ValueOf(&base).Elem(), reflect.ValueOf(&over).Elem()
-	for i := 0; i < o.NumField(); i++ {
-		if f := o.Field(i); !f.IsNil() {
-			// The fields are unexported: reach them through their addresses.
-			dst := reflect.NewAt(f.Type(), unsafe.Pointer(b.Field(i).UnsafeAddr())).Elem()
-			dst.Set(reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem())
-		}
-	}
-	return base
+	cur, curISA, curInvariant = l.tab, l.name, l.invariant
 }
 
 // ISA reports the instruction-set level in use, e.g. "avx2" or "dotprod".
@@ -173,16 +198,26 @@ func Levels() []string {
 	return s
 }
 
-// SetISA switches to the named level, which must be one of Levels. It is meant
-// for tests and benchmarks and must not run concurrently with any kernel.
+// SetISA switches to the named level, which must be one of Levels (else the
+// error is an *ISAError). It is meant for tests and benchmarks and must not
+// run concurrently with any kernel.
 func SetISA(name string) error {
-	for _, l := range levels {
-		if l.name == name {
-			use(l)
-			return nil
+	i, err := pick(name)
+	if name == "" || err != nil {
+		if err == nil {
+			err = &ISAError{Value: name, Levels: Levels()}
 		}
+		return err
 	}
-	return fmt.Errorf("kernels: instruction-set level %q not available (have %s)", name, strings.Join(Levels(), ", "))
+	use(levels[i])
+	return nil
+}
+
+// missingLevel is a level of this architecture the CPU cannot run, and why
+// (missingLevels, per architecture).
+type missingLevel struct {
+	name string
+	err  error
 }
 
 func checkQ(kind string, wlen, rows, rowBytes, outLen int) {

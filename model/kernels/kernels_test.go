@@ -45,12 +45,6 @@ func forEachLevel(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
-// missingLevel is a level of this architecture the CPU cannot run, and why.
-type missingLevel struct {
-	name string
-	err  error
-}
-
 // TestRequiredISA fails when DROIDGO_REQUIRE_ISA names a level this CPU
 // does not offer, even for a name no test helper knows.
 func TestRequiredISA(t *testing.T) {
@@ -507,32 +501,41 @@ func TestShortBuffersPanic(t *testing.T) {
 	MatVecQ4K(make([]byte, 100), 1, make([]quant.BlockQ8K, 1), make([]float32, 1))
 }
 
-// TestBestLevelOverridesGeneric names every kernel of the best level that
-// is still the generic one although some level of this CPU has its own:
-// the symptom of a level built without one of its kernels, which every
-// other test would pass (the generic kernels compute the same).
-func TestBestLevelOverridesGeneric(t *testing.T) {
-	best := levels[len(levels)-1]
-	got := overlay(genericTable, best.tab)
-	g, c := reflect.ValueOf(genericTable), reflect.ValueOf(got)
-	typ := c.Type()
-	for i := 0; i < c.NumField(); i++ {
-		if c.Field(i).Pointer() != g.Field(i).Pointer() || (g.Field(i).IsNil() && !c.Field(i).IsNil()) {
-			continue
-		}
-		for _, l := range levels[1:] {
-			if f := reflect.ValueOf(l.tab).Field(i); !f.IsNil() && f.Pointer() != g.Field(i).Pointer() {
-				t.Errorf("level %s: %s is the generic kernel, but level %s has one", best.name, typ.Field(i).Name, l.name)
-				break
+// TestLevelTables checks every level's table: the one-vector kernels are
+// never nil, and no kernel that a lower level of this CPU has of its own is
+// nil or the generic one at a higher level (the symptom of a level built
+// from the wrong table, or missing a line, which every other test would
+// pass since the generic kernels compute the same).
+func TestLevelTables(t *testing.T) {
+	required := map[string]bool{"q4k": true, "q5k": true, "q6k": true, "q80": true, "q40": true,
+		"f32": true, "f16": true, "bf16": true, "dot": true, "axpy": true}
+	g := reflect.ValueOf(genericTable)
+	typ := g.Type()
+	own := func(l level, i int) bool { // l has a kernel of its own at entry i
+		f := reflect.ValueOf(l.tab).Field(i)
+		return !f.IsNil() && (g.Field(i).IsNil() || f.Pointer() != g.Field(i).Pointer())
+	}
+	for li, l := range levels {
+		v := reflect.ValueOf(l.tab)
+		for i := 0; i < v.NumField(); i++ {
+			name := typ.Field(i).Name
+			if required[name] && v.Field(i).IsNil() {
+				t.Errorf("level %s: %s is nil", l.name, name)
+			}
+			if own(l, i) {
+				continue
+			}
+			for _, below := range levels[:li] {
+				if own(below, i) {
+					t.Errorf("level %s: %s is nil or the generic kernel, but level %s below it has one", l.name, name, below.name)
+					break
+				}
 			}
 		}
 	}
-	if use(best); ISA() != best.name {
-		t.Fatalf("use(%s) selected %s", best.name, ISA())
-	}
-	for i := 0; i < c.NumField(); i++ {
-		if reflect.ValueOf(cur).Field(i).Pointer() != c.Field(i).Pointer() {
-			t.Errorf("use(%s) did not install %s", best.name, typ.Field(i).Name)
+	for name := range required {
+		if _, ok := typ.FieldByName(name); !ok {
+			t.Errorf("the table has no entry %s: update required", name)
 		}
 	}
 }

@@ -27,31 +27,25 @@ import (
 //
 // A packed chunk is 8 consecutive k of two rows (or tokens) side by side
 // (16 bytes, one SMMLA operand); a chunk of a quad is its pair 0 then its
-// pair 1 (32 bytes). Per block, a weight quad holds:
+// pair 1 (mmChunk, 32 bytes). Per block, a weight quad holds:
 //
-//	Q8_0 (160 bytes):  4 chunks; d as [d0 d0 d1 d1][d2 d2 d3 d3] (f32)
-//	Q4_K (1408 bytes): per sub-block j < 8: 4 chunks, then its scales as
-//	                   [s0 s0 s1 s1][s2 s2 s3 s3] (int32); the mins as 2
-//	                   chunks of m[k/2] for the 16 bsums; d; -dmin
-//	Q6_K (1568 bytes): per sub-block j < 16: 2 chunks of quants-32, scales;
-//	                   then d
+//	Q8_0 (mmQ80W):  4 chunks; d as [d0 d0 d1 d1][d2 d2 d3 d3] (f32)
+//	Q4_K (mmQ4KW):  per sub-block j < 8: 4 chunks, then its scales as
+//	                [s0 s0 s1 s1][s2 s2 s3 s3] (int32); the mins as 2
+//	                chunks of m[k/2] for the 16 bsums; d; -dmin
+//	Q6_K (mmQ6KW):  per sub-block j < 16: 2 chunks of quants-32, scales;
+//	                then d
 //
 // and an activation quad:
 //
-//	Q8_0 (160 bytes):  4 chunks; D as [a0 a1 a0 a1][a2 a3 a2 a3]
-//	Q8_K (1184 bytes): 32 chunks; the bsums split as 16*hi + lo (hi =
-//	                   bsum>>4, lo = bsum&15, both int8) in 2 chunks each;
-//	                   D
+//	Q8_0 (mmQ80A):  4 chunks; D as [a0 a1 a0 a1][a2 a3 a2 a3]
+//	Q8_K (mmQ8KA):  32 chunks; the bsums split as 16*hi + lo (hi =
+//	                bsum>>4, lo = bsum&15, both int8) in 2 chunks each; D
 //
 // so every integer part is exact and the float part per block is the
-// reference's (d*D)*isum - (dmin*D)*msum.
-const (
-	mmQ80W = 160
-	mmQ80A = 160
-	mmQ4KW = 1408
-	mmQ6KW = 1568
-	mmQ8KA = 1184
-)
+// reference's (d*D)*isum - (dmin*D)*msum. The offsets are the constants of
+// mmlayout_arm64.go, generated from asmgen/mmlayout.py, which the
+// generators of the micro-kernels and of the assembly packers read too.
 
 // i8mmTable adds the SMMLA matrix-matrix kernels to the dotprod level's
 // table t: Q8_0, Q4_0, Q4_K, Q5_K and Q6_K, and BF16 with BFMMLA (the plain and the interleaved
@@ -79,20 +73,20 @@ func bf16MM(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	defer mmPool.Put(acts)
 	clear(*acts)
 	for t := 0; t < b; t++ {
-		base := (t>>2)*nc*32 + chunkPos(t&3)
+		base := (t>>2)*nc*mmChunk + chunkPos(t&3)
 		xt := x[t*n : (t+1)*n]
 		for k, v := range xt {
-			binary.LittleEndian.PutUint16((*acts)[base+(k>>2)*32+2*(k&3):], uint16(math.Float32bits(v)>>16))
+			binary.LittleEndian.PutUint16((*acts)[base+(k>>2)*mmChunk+2*(k&3):], uint16(math.Float32bits(v)>>16))
 		}
 	}
 	rb := 2 * n
-	mmla(rows, b, nc, 32, 32, *acts, out, ldo, bf16MMLA, &mmlaLanes, func(dst []byte, r0, nr int) {
+	mmla(rows, b, nc, mmChunk, mmChunk, *acts, out, ldo, bf16MMLA, &mmlaLanes, func(dst []byte, r0, nr int) {
 		clear(dst)
 		for r := 0; r < nr; r++ {
 			row := w[(r0+r)*rb : (r0+r+1)*rb]
 			pos := chunkPos(r)
 			for c := 0; c < nc; c++ { // 4 weights, 8 bytes, fewer at the end
-				copy(dst[32*c+pos:32*c+pos+8], row[8*c:min(rb, 8*c+8)])
+				copy(dst[mmChunk*c+pos:mmChunk*c+pos+8], row[8*c:min(rb, 8*c+8)])
 			}
 		}
 	})
@@ -146,10 +140,10 @@ func mmTable(t table, k mmKernels) table {
 						d[r] = quant.FP16ToFP32(binary.LittleEndian.Uint16(blk))
 						pos := chunkPos(r)
 						for c := 0; c < 4; c++ {
-							binary.LittleEndian.PutUint64(o[32*c+pos:], chunk(blk, c))
+							binary.LittleEndian.PutUint64(o[mmChunk*c+pos:], chunk(blk, c))
 						}
 					}
-					putRowF32(o[128:], d)
+					putRowF32(o[mmQ80WD:], d)
 				}
 			})
 		}
@@ -205,12 +199,12 @@ func mmTable(t table, k mmKernels) table {
 								if q5 {
 									v |= (binary.LittleEndian.Uint64(qh[8*c:]) >> j & 0x0101010101010101) << 4
 								}
-								binary.LittleEndian.PutUint64(o[160*j+32*c+pos:], v)
+								binary.LittleEndian.PutUint64(o[mmQ4KWSub*j+mmChunk*c+pos:], v)
 							}
 						}
 					}
 					for j := 0; j < 8; j++ {
-						putRowI32(o[160*j+128:], sc[0][j], sc[1][j], sc[2][j], sc[3][j])
+						putRowI32(o[mmQ4KWSub*j+mmQ4KWSubScales:], sc[0][j], sc[1][j], sc[2][j], sc[3][j])
 					}
 					var mk [4][16]int8 // m of the sub-block of each of the 16 bsums
 					for r := range 4 {
@@ -218,10 +212,10 @@ func mmTable(t table, k mmKernels) table {
 							mk[r][k] = int8(m[r][k/2])
 						}
 					}
-					putChunk(o[1280:], mk[0][:], mk[1][:], mk[2][:], mk[3][:])
-					putChunk(o[1312:], mk[0][8:], mk[1][8:], mk[2][8:], mk[3][8:])
-					putRowF32(o[1344:], d)
-					putRowF32(o[1376:], dmin)
+					putChunk(o[mmQ4KWMins:], mk[0][:], mk[1][:], mk[2][:], mk[3][:])
+					putChunk(o[mmQ4KWMins+mmChunk:], mk[0][8:], mk[1][8:], mk[2][8:], mk[3][8:])
+					putRowF32(o[mmQ4KWD:], d)
+					putRowF32(o[mmQ4KWNegDmin:], dmin)
 				}
 			})
 		}
@@ -257,13 +251,13 @@ func mmTable(t table, k mmKernels) table {
 							v ^= 0x2020202020202020 // v-32 for v >= 32; v+32 (bit 5 set) else
 							t := v & 0x2020202020202020
 							v |= t<<1 | t<<2 // ... which becomes v-32 mod 256
-							binary.LittleEndian.PutUint64(o[96*(k>>4)+32*(k>>3&1)+pos:], v)
+							binary.LittleEndian.PutUint64(o[mmQ6KWSub*(k>>4)+mmChunk*(k>>3&1)+pos:], v)
 						}
 					}
 					for s := 0; s < 16; s++ {
-						putRowI32(o[96*s+64:], sc[0][s], sc[1][s], sc[2][s], sc[3][s])
+						putRowI32(o[mmQ6KWSub*s+mmQ6KWSubScales:], sc[0][s], sc[1][s], sc[2][s], sc[3][s])
 					}
-					putRowF32(o[1536:], d)
+					putRowF32(o[mmQ6KWD:], d)
 				}
 			})
 		}
@@ -362,9 +356,9 @@ func packQ80Acts(a []quant.BlockQ8_0, b, nb int) *[]byte {
 				}
 			}
 			for c := 0; c < 4; c++ {
-				putChunk(o[32*c:], q[0][8*c:], q[1][8*c:], q[2][8*c:], q[3][8*c:])
+				putChunk(o[mmChunk*c:], q[0][8*c:], q[1][8*c:], q[2][8*c:], q[3][8*c:])
 			}
-			putColF32(o[128:], d)
+			putColF32(o[mmQ80AD:], d)
 		}
 	}
 	return buf
@@ -392,13 +386,13 @@ func packQ8KActs(a []quant.BlockQ8K, b, nb int) *[]byte {
 				}
 			}
 			for c := 0; c < 32; c++ {
-				putChunk(o[32*c:], q[0][8*c:], q[1][8*c:], q[2][8*c:], q[3][8*c:])
+				putChunk(o[mmChunk*c:], q[0][8*c:], q[1][8*c:], q[2][8*c:], q[3][8*c:])
 			}
 			for c := 0; c < 2; c++ {
-				putChunk(o[1024+32*c:], hi[0][8*c:], hi[1][8*c:], hi[2][8*c:], hi[3][8*c:])
-				putChunk(o[1088+32*c:], lo[0][8*c:], lo[1][8*c:], lo[2][8*c:], lo[3][8*c:])
+				putChunk(o[mmQ8KABsumHi+mmChunk*c:], hi[0][8*c:], hi[1][8*c:], hi[2][8*c:], hi[3][8*c:])
+				putChunk(o[mmQ8KABsumLo+mmChunk*c:], lo[0][8*c:], lo[1][8*c:], lo[2][8*c:], lo[3][8*c:])
 			}
-			putColF32(o[1152:], d)
+			putColF32(o[mmQ8KAD:], d)
 		}
 	}
 	return buf

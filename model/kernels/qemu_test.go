@@ -1,10 +1,12 @@
 package kernels
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -58,7 +60,9 @@ func TestQEMUArm64(t *testing.T) {
 const qemuTests = "^Test(MatVec|MatMul|Gemm|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride|BF16Detect|QuantizeQ8_0|BatchInvariant)"
 
 // TestISAMatches checks the level chosen at start-up when the caller says
-// which one to expect (the qemu test does, per emulated CPU model).
+// which one to expect (the qemu test does, per emulated CPU model), and
+// EnvError: an *ISAError naming every level this CPU can run when
+// DROIDGO_WANT_ISA_ERROR=1, else nil.
 func TestISAMatches(t *testing.T) {
 	want := os.Getenv("DROIDGO_WANT_ISA")
 	if want == "" {
@@ -67,24 +71,48 @@ func TestISAMatches(t *testing.T) {
 	if got := ISA(); got != want {
 		t.Fatalf("ISA() = %q, want %q (levels %v)", got, want, Levels())
 	}
+	err := EnvError()
+	if os.Getenv("DROIDGO_WANT_ISA_ERROR") != "1" {
+		if err != nil {
+			t.Fatalf("EnvError() = %v, want nil", err)
+		}
+		return
+	}
+	var ie *ISAError
+	if !errors.As(err, &ie) {
+		t.Fatalf("EnvError() = %v, want an *ISAError", err)
+	}
+	for _, l := range Levels() {
+		if !strings.Contains(err.Error(), l) {
+			t.Errorf("%q does not name level %s", err, l)
+		}
+	}
+	t.Logf("DROIDGO_ISA=%s: %v", os.Getenv("DROIDGO_ISA"), err)
 }
 
 // TestEnvOverride re-runs this test binary with DROIDGO_ISA set to every
-// available level and checks that start-up picked exactly that level.
+// available level, and to names this CPU has no level of (unknown ones and
+// levels it lacks), and checks the level start-up picked and EnvError.
 func TestEnvOverride(t *testing.T) {
 	if os.Getenv("DROIDGO_WANT_ISA") != "" {
 		t.Skip("already a child run")
 	}
-	for _, l := range append(Levels(), "no-such-level") {
-		want := l
-		if l == "no-such-level" {
-			want = Levels()[len(Levels())-1] // unknown names keep the best level
-		}
+	best := Levels()[len(Levels())-1]
+	type run struct{ isa, want, wantErr string }
+	var runs []run
+	for _, l := range Levels() {
+		runs = append(runs, run{l, l, ""})
+	}
+	runs = append(runs, run{"", best, ""}, run{"no-such-level", best, "1"}, run{"AVX2", best, "1"})
+	for _, m := range missingLevels() {
+		runs = append(runs, run{m.name, best, "1"})
+	}
+	for _, r := range runs {
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestISAMatches$", "-test.v")
-		cmd.Env = append(os.Environ(), "DROIDGO_ISA="+l, "DROIDGO_WANT_ISA="+want)
+		cmd.Env = append(os.Environ(), "DROIDGO_ISA="+r.isa, "DROIDGO_WANT_ISA="+r.want, "DROIDGO_WANT_ISA_ERROR="+r.wantErr)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Errorf("DROIDGO_ISA=%s: %v\n%s", l, err, out)
+			t.Errorf("DROIDGO_ISA=%s: %v\n%s", r.isa, err, out)
 		}
 	}
 }

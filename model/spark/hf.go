@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/droidgo/droidgo/model/quant"
 	"github.com/droidgo/droidgo/model/safetensors"
 )
@@ -107,6 +108,9 @@ func (h *hfConfig) toConfig() (Config, error) {
 // OpenHF loads an HF checkpoint directory: config.json plus *.safetensors
 // (bf16, f16 or f32), mapped read-only.
 func OpenHF(dir string) (*Model, error) {
+	if err := kernels.EnvError(); err != nil {
+		return nil, err
+	}
 	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, fmt.Errorf("open HF checkpoint: %w", err)

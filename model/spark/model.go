@@ -111,8 +111,14 @@ func (m *Model) Close() error {
 	return err
 }
 
-// Open loads a GGUF file or an HF checkpoint directory.
+// Open loads a GGUF file or an HF checkpoint directory. It refuses to when
+// DROIDGO_ISA names a kernel level this CPU cannot run (kernels.EnvError, an
+// *kernels.ISAError): a configuration error, not a reason to run other
+// kernels than asked.
 func Open(path string) (*Model, error) {
+	if err := kernels.EnvError(); err != nil {
+		return nil, err
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("open model: %w", err)

@@ -6,6 +6,7 @@
 # mmla_arm64.go. SMMLA, MLA (vector), SCVTF and FMUL (vector) are WORD-encoded
 # (the Go assembler lacks them), as are SDOT and FADDP in the dotprod variants; asmgen/check_words.py verifies them.
 import os, sys
+import mmlayout as L
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -63,26 +64,39 @@ def scale_fmla(src):
         e(scvtf(src + i, src + i))
         e(f"VFMLA V{24 + i}.S4, V{src + i}.S4, V{16 + i}.S4")
 
-def kernel(name, doc, nsub, loads_per_sub, sub_scales, mins, act_skip):
+# The kernels walk a block's quads with post-incremented loads; the bytes
+# of the weight and activation quads read so far (Quad.w, Quad.a) are
+# checked against the layout of mmlayout.py as the loads are written.
+class Quad:
+    def __init__(self): self.w = self.a = 0
+    def at(self, w=None, a=None):
+        assert w is None or self.w == w, (self.w, w)
+        assert a is None or self.a == a, (self.a, a)
+
+def kernel(name, doc, nsub, loads_per_sub, sub_scales, mins, act_skip, lay):
     o.append(f"\n// func {name}(w, a *byte, nb int, c *float32)\n//\n// {doc}")
     o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-32")
     e("MOVD w+0(FP), R0"); e("MOVD a+8(FP), R1"); e("MOVD nb+16(FP), R2"); e("MOVD c+24(FP), R3")
     zero(16, 17, 18, 19)
     e(f"{name}blk:")
     zero(12, 13, 14, 15)
+    qo = Quad()
     for j in range(nsub):
         if sub_scales:
             zero(8, 9, 10, 11)
             for _ in range(loads_per_sub):
-                load2(); tile4(8)
-            e("VLD1.P 32(R0), [V20.S4, V21.S4]")
+                load2(); tile4(8); qo.w += 64; qo.a += 64
+            qo.at(w=lay["sub"] * j + lay["subscales"])
+            e("VLD1.P 32(R0), [V20.S4, V21.S4]"); qo.w += 32
             for p in range(2):
                 for q in range(2):
                     e(mla(12 + 2 * p + q, 8 + 2 * p + q, 20 + p))
         else:
             for _ in range(loads_per_sub):
-                load2(); tile4(12)
+                load2(); tile4(12); qo.w += 64; qo.a += 64
     if mins:
+        qo.at(w=L.Q4KW_MINS, a=L.Q8KA_BSUMHI)
+        qo.w += 64; qo.a += 128
         # sum_k m[k/2]*bsum[k] = 16*sum m*hi + sum m*lo over the 16 bsums,
         # split so that both factors fit int8.
         zero(8, 9, 10, 11, 28, 29, 30, 31)
@@ -95,20 +109,26 @@ def kernel(name, doc, nsub, loads_per_sub, sub_scales, mins, act_skip):
             e(f"VSHL $4, V{8 + i}.S4, V{8 + i}.S4")
             e(f"VADD V{28 + i}.S4, V{8 + i}.S4, V{8 + i}.S4")
     elif act_skip:
-        e(f"ADD ${act_skip}, R1, R1")
+        e(f"ADD ${act_skip}, R1, R1"); qo.a += act_skip
+    qo.at(w=lay["d"], a=lay["ad"])
     e("VLD1.P 32(R0), [V20.S4, V21.S4]")
-    e("VLD1.P 32(R1), [V22.S4, V23.S4]")
+    e("VLD1.P 32(R1), [V22.S4, V23.S4]"); qo.w += 32; qo.a += 32
     scale_fmla(12)
     if mins:
-        e("VLD1.P 32(R0), [V20.S4, V21.S4]")
+        qo.at(w=L.Q4KW_NEGDMIN)
+        e("VLD1.P 32(R0), [V20.S4, V21.S4]"); qo.w += 32
         scale_fmla(8)
+    qo.at(w=lay["size"], a=lay["asize"])
     e("SUBS $1, R2, R2"); e(f"BNE {name}blk")
     e("VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R3)")
     e("RET")
 
-kernel("q80MMLA", "Q8_0: per block 4 chunks of 8 weights, one float scale per row.", 1, 2, False, False, 0)
-kernel("q4kMMLA", "Q4_K: 8 sub-blocks of 32 weights with int scales, then the mins term\n// scaled by -dmin.", 8, 2, True, True, 0)
-kernel("q6kMMLA", "Q6_K: 16 sub-blocks of 16 weights (quants - 32) with int8 scales; the\n// activation panel's bsum halves are skipped.", 16, 1, True, False, 128)
+Q80 = dict(d=L.Q80W_D, size=L.Q80W, ad=L.Q80A_D, asize=L.Q80A)
+Q4K = dict(sub=L.Q4KW_SUB, subscales=L.Q4KW_SUBSCALES, d=L.Q4KW_D, size=L.Q4KW, ad=L.Q8KA_D, asize=L.Q8KA)
+Q6K = dict(sub=L.Q6KW_SUB, subscales=L.Q6KW_SUBSCALES, d=L.Q6KW_D, size=L.Q6KW, ad=L.Q8KA_D, asize=L.Q8KA)
+kernel("q80MMLA", "Q8_0: per block 4 chunks of 8 weights, one float scale per row.", 1, 2, False, False, 0, Q80)
+kernel("q4kMMLA", "Q4_K: 8 sub-blocks of 32 weights with int scales, then the mins term\n// scaled by -dmin.", 8, 2, True, True, 0, Q4K)
+kernel("q6kMMLA", "Q6_K: 16 sub-blocks of 16 weights (quants - 32) with int8 scales; the\n// activation panel's bsum halves are skipped.", 16, 1, True, False, L.Q8KA_D - L.Q8KA_BSUMHI, Q6K)
 
 
 # ---- dotprod (SDOT) variants over the same packed quads ----
@@ -147,29 +167,33 @@ def dscale_fmla(src):
                 e(scvtf(v, v))
                 e(f"VFMLA V30.S4, V{v}.S4, V{acc(22, p, q, k)}.S4")
 
-def dkernel(name, doc, nsub, chunks_per_sub, sub_scales, mins, act_skip):
+def dkernel(name, doc, nsub, chunks_per_sub, sub_scales, mins, act_skip, lay):
     o.append(f"\n// func {name}(w, a *byte, nb int, c *float32)\n//\n// {doc}")
     o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-32")
     e("MOVD w+0(FP), R0"); e("MOVD a+8(FP), R1"); e("MOVD nb+16(FP), R2"); e("MOVD c+24(FP), R3")
     zero(*range(22, 30))
     e(f"{name}blk:")
     zero(*range(14, 22))
+    qo = Quad()
     for j in range(nsub):
         if sub_scales:
             zero(*range(6, 14))
             for _ in range(chunks_per_sub):
-                dchunk(6)
-            e("VLD1.P 32(R0), [V0.S4, V1.S4]")
+                dchunk(6); qo.w += 32; qo.a += 32
+            qo.at(w=lay["sub"] * j + lay["subscales"])
+            e("VLD1.P 32(R0), [V0.S4, V1.S4]"); qo.w += 32
             for p in range(2):
                 for q in range(2):
                     for k in range(2):
                         e(mla(acc(14, p, q, k), acc(6, p, q, k), p))
         else:
             for _ in range(chunks_per_sub):
-                dchunk(14)
+                dchunk(14); qo.w += 32; qo.a += 32
     if mins:
         # 16*sum m*hi + sum m*lo: the hi pass, x16, then the lo pass over
         # the same two weight chunks.
+        qo.at(w=L.Q4KW_MINS, a=L.Q8KA_BSUMHI)
+        qo.w += 64; qo.a += 128
         zero(*range(6, 14))
         dchunk(6); dchunk(6)
         for v in range(6, 14):
@@ -177,15 +201,18 @@ def dkernel(name, doc, nsub, chunks_per_sub, sub_scales, mins, act_skip):
         e("SUB $64, R0, R0")
         dchunk(6); dchunk(6)
     elif act_skip:
-        e(f"ADD ${act_skip}, R1, R1")
+        e(f"ADD ${act_skip}, R1, R1"); qo.a += act_skip
+    qo.at(w=lay["d"], a=lay["ad"])
     e("VLD1.P 32(R0), [V0.S4, V1.S4]")
-    e("VLD1.P 32(R1), [V2.S4, V3.S4]")
+    e("VLD1.P 32(R1), [V2.S4, V3.S4]"); qo.w += 32; qo.a += 32
     e("VZIP1 V2.S4, V2.S4, V4.S4"); e("VEXT $8, V4.B16, V4.B16, V5.B16")
     e("VZIP1 V3.S4, V3.S4, V2.S4"); e("VEXT $8, V2.B16, V2.B16, V3.B16")
     dscale_fmla(14)
     if mins:
-        e("VLD1.P 32(R0), [V0.S4, V1.S4]")
+        qo.at(w=L.Q4KW_NEGDMIN)
+        e("VLD1.P 32(R0), [V0.S4, V1.S4]"); qo.w += 32
         dscale_fmla(6)
+    qo.at(w=lay["size"], a=lay["asize"])
     e("SUBS $1, R2, R2"); e(f"BNE {name}blk")
     for g in range(4):
         e(faddp(g, 22 + 2 * g, 23 + 2 * g))
@@ -195,9 +222,9 @@ def dkernel(name, doc, nsub, chunks_per_sub, sub_scales, mins, act_skip):
 o.append("""
 // ---- dotprod variants: the same packed quads, SDOT instead of SMMLA; c
 // holds per 2x2 group [r0t0, r1t1, r0t1, r1t0] ----""")
-dkernel("q80DOTmm", "Q8_0 (and Q4_0) with SDOT.", 1, 4, False, False, 0)
-dkernel("q4kDOTmm", "Q4_K (and Q5_K) with SDOT.", 8, 4, True, True, 0)
-dkernel("q6kDOTmm", "Q6_K with SDOT.", 16, 2, True, False, 128)
+dkernel("q80DOTmm", "Q8_0 (and Q4_0) with SDOT.", 1, 4, False, False, 0, Q80)
+dkernel("q4kDOTmm", "Q4_K (and Q5_K) with SDOT.", 8, 4, True, True, 0, Q4K)
+dkernel("q6kDOTmm", "Q6_K with SDOT.", 16, 2, True, False, L.Q8KA_D - L.Q8KA_BSUMHI, Q6K)
 
 
 o.append("""
@@ -209,6 +236,7 @@ o.append("TEXT ·bf16MMLA(SB), NOSPLIT, $0-32")
 e("MOVD w+0(FP), R0"); e("MOVD a+8(FP), R1"); e("MOVD nc+16(FP), R2"); e("MOVD c+24(FP), R3")
 zero(16, 17, 18, 19)
 e("bf16MMLAchunk:")
+assert L.CHUNK == 32
 e("VLD1.P 32(R0), [V0.B16, V1.B16]")
 e("VLD1.P 32(R1), [V2.B16, V3.B16]")
 for p in range(2):

@@ -7,6 +7,7 @@
 # The Go assembler lacks SXTL, FCVTL and FNEG: they are WORD-encoded with
 # the mnemonic in the comment (TestArm64Words checks them with objdump).
 import os, sys
+import mmlayout as L
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 
@@ -78,11 +79,11 @@ for h in range(2):
     for c in range(4):
         e("VLD1.P 64(R0), [V0.B16, V1.B16, V2.B16, V3.B16]")
         e(f"VZIP1 V{2+h}.S4, V{h}.S4, V4.S4"); e(f"VZIP2 V{2+h}.S4, V{h}.S4, V5.S4")
-        store(32 * c, (4, 5))
+        store(L.CHUNK * c, (4, 5))
     e(fcvtl2(20, 16) if h else fcvtl(20, 16))
     e("VZIP1 V20.S4, V20.S4, V21.S4"); e("VZIP2 V20.S4, V20.S4, V22.S4")
-    store(128, (21, 22))
-    e("ADD $160, R1, R1")
+    store(L.Q80W_D, (21, 22))
+    e(f"ADD ${L.Q80W}, R1, R1")
     e("SUBS $1, R2, R2"); e(f"BNE {name}blk"); e("RET")
 
 # ---------------- Q4_K: 1152-byte group blocks -> 1408-byte quads ----------------
@@ -95,8 +96,8 @@ for h in range(2):
     e("MOVD R0, R9")
     # d and dmin
     e("VLD1.P 32(R9), [V16.H8, V17.H8]")
-    rowfloats(16, h, 1344)
-    rowfloats(17, h, 1376, neg=True)
+    rowfloats(16, h, L.Q4KW_D)
+    rowfloats(17, h, L.Q4KW_NEGDMIN, neg=True)
     # scales and mins of the 8 rows (as in q4kx8DOT): V10 = m0|m1, V11 =
     # m2|m3, V12 = m4|m5, V13 = m6|m7, V24-V27 = sc0|sc1 .. sc6|sc7.
     e("VLD1.P 64(R9), [V16.B16, V17.B16, V18.B16, V19.B16]")
@@ -107,18 +108,18 @@ for h in range(2):
     e("VAND V30.B16, V18.B16, V10.B16"); e("VAND V30.B16, V19.B16, V11.B16")
     e("VUSHR $4, V20.B16, V12.B16"); e("VUSHR $6, V18.B16, V14.B16"); e("VSLI $4, V14.B16, V12.B16")
     e("VUSHR $4, V21.B16, V13.B16"); e("VUSHR $6, V19.B16, V15.B16"); e("VSLI $4, V15.B16, V13.B16")
-    # mins chunks: m0-3 at 1280, m4-7 at 1312 (TBL over V10/V11, V12/V13)
+    # mins chunks: m0-3, then m4-7 (TBL over V10/V11, V12/V13)
     e("VTBL V28.B16, [V10.B16, V11.B16], V4.B16"); e("VTBL V29.B16, [V10.B16, V11.B16], V5.B16")
-    store(1280, (4, 5))
+    store(L.Q4KW_MINS, (4, 5))
     e("VTBL V28.B16, [V12.B16, V13.B16], V4.B16"); e("VTBL V29.B16, [V12.B16, V13.B16], V5.B16")
-    store(1312, (4, 5))
-    # scales of sub-block j as int32 [s0 s0 s1 s1][s2 s2 s3 s3] at 160j+128
+    store(L.Q4KW_MINS + L.CHUNK, (4, 5))
+    # scales of sub-block j as int32 [s0 s0 s1 s1][s2 s2 s3 s3]
     for j in range(8):
         S = 24 + j // 2
         e(f"VUXTL{'2' if j % 2 else ''} V{S}.{'B16' if j % 2 else 'B8'}, V8.H8")
         e(f"VUXTL{'2' if h else ''} V8.{'H8' if h else 'H4'}, V9.S4")
         e("VZIP1 V9.S4, V9.S4, V4.S4"); e("VZIP2 V9.S4, V9.S4, V5.S4")
-        store(160 * j + 128, (4, 5))
+        store(L.Q4KW_SUB * j + L.Q4KW_SUBSCALES, (4, 5))
     # quants: chunk p, steps 2c, 2c+1 -> sub-blocks 2p (low nibbles) and
     # 2p+1 (high), chunk c
     for p in range(4):
@@ -127,9 +128,9 @@ for h in range(2):
             e(f"VZIP1 V{2+h}.S4, V{h}.S4, V4.S4"); e(f"VZIP2 V{2+h}.S4, V{h}.S4, V5.S4")
             e("VAND V31.B16, V4.B16, V6.B16"); e("VAND V31.B16, V5.B16, V7.B16")
             e("VUSHR $4, V4.B16, V8.B16"); e("VUSHR $4, V5.B16, V9.B16")
-            store(160 * (2 * p) + 32 * c, (6, 7))
-            store(160 * (2 * p + 1) + 32 * c, (8, 9))
-    e("ADD $1152, R0, R0"); e("ADD $1408, R1, R1")
+            store(L.Q4KW_SUB * (2 * p) + L.CHUNK * c, (6, 7))
+            store(L.Q4KW_SUB * (2 * p + 1) + L.CHUNK * c, (8, 9))
+    e("ADD $1152, R0, R0"); e(f"ADD ${L.Q4KW}, R1, R1")
     e("SUBS $1, R2, R2"); e(f"BNE {name}blk"); e("RET")
 
 # ---------------- Q6_K: 1680-byte group blocks -> 1568-byte quads ----------------
@@ -140,7 +141,7 @@ for h in range(2):
     e(f"{name}blk:")
     e("MOVD R0, R9")
     e("VLD1.P 16(R9), [V16.H8]")
-    rowfloats(16, h, 1536)
+    rowfloats(16, h, L.Q6KW_D)
     # scales: sub-block s's int8 of rows 0-7 at 16+8s
     for q in range(2):
         e("VLD1.P 64(R9), [V16.B16, V17.B16, V18.B16, V19.B16]")
@@ -148,7 +149,7 @@ for h in range(2):
             s = 8 * q + s8
             e(sxtl8h(8, 16 + s8 // 2, s8 % 2)); e(sxtl4s(9, 8, h))
             e("VZIP1 V9.S4, V9.S4, V4.S4"); e("VZIP2 V9.S4, V9.S4, V5.S4")
-            store(96 * s + 64, (4, 5))
+            store(L.Q6KW_SUB * s + L.Q6KW_SUBSCALES, (4, 5))
     # quants: half n, steps 2c', 2c'+1 (96 bytes each: ql, ql+32, qh runs
     # of rows 0-3 then 4-7): quarter m's 8 k of the step pair are chunk
     # (i>>1)&1 of sub-block 8n+2m+(i>>2).
@@ -171,8 +172,8 @@ for h in range(2):
                 e(f"VZIP1 V{b}.S4, V{a}.S4, V20.S4"); e(f"VZIP2 V{b}.S4, V{a}.S4, V21.S4")
                 e("VSUB V29.B16, V20.B16, V20.B16"); e("VSUB V29.B16, V21.B16, V21.B16")
                 s = 8 * n + 2 * m + (i >> 2)
-                store(96 * s + 32 * ((i >> 1) & 1), (20, 21))
-    e("ADD $1680, R0, R0"); e("ADD $1568, R1, R1")
+                store(L.Q6KW_SUB * s + L.CHUNK * ((i >> 1) & 1), (20, 21))
+    e("ADD $1680, R0, R0"); e(f"ADD ${L.Q6KW}, R1, R1")
     e("SUBS $1, R2, R2"); e(f"BNE {name}blk"); e("RET")
 
 # ---------------- Q8_0 activations: one full token quad ----------------
@@ -195,6 +196,7 @@ for c in range(4):
     z = "VZIP1" if c % 2 == 0 else "VZIP2"
     h = c // 2
     e(f"{z} V{2 + h}.D2, V{h}.D2, V{8 + 2 * c}.D2"); e(f"{z} V{6 + h}.D2, V{4 + h}.D2, V{9 + 2 * c}.D2")
+assert (L.Q80A_D, L.Q80A) == (128, 160)  # the 4 chunks, then D, stored below
 e("VST1.P [V8.B16, V9.B16, V10.B16, V11.B16], 64(R1)")
 e("VST1.P [V12.B16, V13.B16, V14.B16, V15.B16], 64(R1)")
 e("VST1.P [V20.B16, V21.B16], 32(R1)")
