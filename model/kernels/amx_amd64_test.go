@@ -182,11 +182,20 @@ func TestAMXKernelsShareScratch(t *testing.T) {
 // objdump and compares it with the comment, so a wrong byte cannot hide
 // behind the right name. It needs no AMX, only binutils' objdump.
 func TestAMXEncodings(t *testing.T) {
+	n := checkByteEncodings(t, "amx*_amd64.s")
+	t.Logf("%d byte-encoded AMX instructions match their mnemonics", n)
+}
+
+// checkByteEncodings disassembles every byte-encoded instruction of the
+// files matching glob (#define NAME BYTE $0x..; ... // mnemonic) with
+// objdump and compares it with its comment; it returns their number.
+func checkByteEncodings(t *testing.T, glob string) int {
+	t.Helper()
 	objdump, err := exec.LookPath("objdump")
 	if err != nil {
-		t.Skip("objdump not installed (binutils): AMX encodings NOT checked")
+		t.Skip("objdump not installed (binutils): byte encodings NOT checked")
 	}
-	files, _ := filepath.Glob("amx*_amd64.s")
+	files, _ := filepath.Glob(glob)
 	def := regexp.MustCompile(`^#define (\w+) ((?:BYTE \$0x[0-9A-F]{2}; )*BYTE \$0x[0-9A-F]{2}) // (.+)$`)
 	hex := regexp.MustCompile(`\$0x([0-9A-F]{2})`)
 	n := 0
@@ -228,9 +237,9 @@ func TestAMXEncodings(t *testing.T) {
 		}
 	}
 	if n == 0 {
-		t.Fatal("no byte-encoded instructions found")
+		t.Fatalf("no byte-encoded instructions found in %s", glob)
 	}
-	t.Logf("%d byte-encoded AMX instructions match their mnemonics", n)
+	return n
 }
 
 // TestAMXInstructions checks each tile instruction the kernels use against
@@ -310,20 +319,29 @@ func TestAMXInstructions(t *testing.T) {
 	}
 }
 
-// TestEmulatedX86 runs this package's kernel tests under an x86 emulator
-// that has AMX and AVX-512 (an emulated Sapphire Rapids), for hosts without
-// them: DROIDGO_X86_EMULATOR names the runner, a command that is given the
-// static test binary and its arguments (for example a script that boots a
-// kernel with the binary in its initramfs). The emulated run must offer the
-// amx level (DROIDGO_REQUIRE_ISA=amx), so a missing feature fails rather
-// than skips. Without the variable the test skips with a message.
+// TestEmulatedX86 runs the kernel tests under an x86 emulator, for the
+// levels whose instructions this CPU lacks (AMX, AVX-512, AVX-VNNI):
+// DROIDGO_X86_EMULATOR names the runner, a command that is given the static
+// test binary and its arguments (for example a script that boots a kernel
+// with the binary in its initramfs on an emulated CPU) and passes the
+// DROIDGO_* variables on to it. DROIDGO_X86_EMULATOR_ISA (default amx)
+// names the level the emulated CPU must offer: the run requires it
+// (DROIDGO_REQUIRE_ISA), so a missing feature fails rather than skips, and
+// runs the tests at that level only (DROIDGO_TEST_ONE_LEVEL), chosen by
+// DROIDGO_ISA, or, with DROIDGO_X86_EMULATOR_BEST=1, by start-up itself as
+// the best level of the emulated CPU (TestISAMatches checks either).
+// Without a runner the test skips with a message.
 func TestEmulatedX86(t *testing.T) {
 	runner := os.Getenv("DROIDGO_X86_EMULATOR")
 	if runner == "" {
-		t.Skip("DROIDGO_X86_EMULATOR not set: no emulated run (AMX/AVX-512 kernels are tested natively only where the CPU has them)")
+		t.Skip("DROIDGO_X86_EMULATOR not set: no emulated run (AMX/AVX-512/AVX-VNNI kernels are tested natively only where the CPU has them)")
 	}
 	if testing.Short() {
 		t.Skip("emulated runs are slow; skipped in -short mode")
+	}
+	isa := os.Getenv("DROIDGO_X86_EMULATOR_ISA")
+	if isa == "" {
+		isa = "amx"
 	}
 	bin := filepath.Join(t.TempDir(), "kernels.test")
 	build := exec.Command("go", "test", "-c", "-o", bin, ".")
@@ -331,18 +349,24 @@ func TestEmulatedX86(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the test binary: %v\n%s", err, out)
 	}
-	cmd := exec.Command("sh", "-c", runner+` "$@"`, "runner", bin,
-		"-test.run", "^Test(AMX|Gemm|MatMul|MatVec|Attn|Levels|Repack|BatchInvariant)", "-test.v", "-test.short")
-	cmd.Env = append(os.Environ(), "DROIDGO_REQUIRE_ISA=amx", "DROIDGO_X86_EMULATOR=")
+	forced := isa
+	if os.Getenv("DROIDGO_X86_EMULATOR_BEST") == "1" {
+		forced = ""
+	}
+	env := []string{"DROIDGO_REQUIRE_ISA=" + isa, "DROIDGO_WANT_ISA=" + isa, "DROIDGO_ISA=" + forced,
+		"DROIDGO_TEST_ONE_LEVEL=1", "DROIDGO_X86_EMULATOR="}
+	cmd := exec.Command("sh", "-c", runner+` "$@"`, "runner", bin, "-test.run",
+		"^Test(AMX|AVXVNNI|Gemm|MatMul|MatVec|Attn|Levels|Repack|BatchInvariant|RequiredISA|ISAMatches|QuantizeQ8_0|DotAxpy)", "-test.v", "-test.short")
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("tests under %q: %v\n%s", runner, err, out)
 	}
 	pass := strings.Count(string(out), "--- PASS")
-	if pass == 0 || !strings.Contains(string(out), "/amx") {
-		t.Fatalf("tests under %q ran no amx-level test:\n%s", runner, out)
+	if pass == 0 || !strings.Contains(string(out), "--- PASS: TestMatVecX8/"+isa) {
+		t.Fatalf("tests under %q ran no %s-level test:\n%s", runner, isa, out)
 	}
-	t.Logf("under %q: %d tests and subtests passed, amx level included", runner, pass)
+	t.Logf("under %q: %d tests and subtests passed, %s level included", runner, pass, isa)
 }
 
 // BenchmarkAMXPeak measures the tile unit's own rate on this machine, one

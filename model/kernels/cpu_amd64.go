@@ -11,7 +11,8 @@ import (
 )
 
 // archLevels returns the assembly levels this CPU supports, lowest first:
-// avx2 (AVX2+FMA+F16C vector kernels), avx512 (AVX-512 F/BW/VL + VNNI
+// avx2 (AVX2+FMA+F16C vector kernels), avxvnni (AVX-VNNI kernels over the
+// avx2 table, avxvnni_amd64.go), avx512 (AVX-512 F/BW/VL + VNNI
 // kernels over the avx2 table, avx512_amd64.go), then amx (the vector
 // kernels below plus AMX tile kernels for prefill) when the CPU, the OS and
 // a probe agree (amx_amd64.go). avx512Err and amxErr keep the reasons a
@@ -19,10 +20,13 @@ import (
 func archLevels() []level {
 	if !(cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasF16C) {
 		avx512Err = errors.New("the CPU lacks AVX2/FMA/F16C")
-		amxErr = avx512Err
+		avxvnniErr, amxErr = avx512Err, avx512Err
 		return nil
 	}
 	ls := []level{{name: "avx2", tab: avx2Table, invariant: true}}
+	if avxvnniErr = avxvnniMissing(); avxvnniErr == nil {
+		ls = append(ls, level{name: "avxvnni", tab: newAVXVNNITable(avx2Table, vnniAsm), invariant: true})
+	}
 	if avx512Err = avx512Missing(); avx512Err != nil {
 		amxErr = avx512Err
 		return ls
@@ -45,6 +49,9 @@ var amxErr error
 // naming one is an error that says it.
 func missingLevels() []missingLevel {
 	var m []missingLevel
+	if avxvnniErr != nil {
+		m = append(m, missingLevel{"avxvnni", avxvnniErr})
+	}
 	if avx512Err != nil {
 		m = append(m, missingLevel{"avx512", avx512Err})
 	}

@@ -18,9 +18,10 @@ package kernels
 //go:generate python3 asmgen/gen_quant_arm64.py
 //go:generate python3 asmgen/gen_mmlayout.py
 
-// amd64: the AMX tile kernels.
+// amd64: the AMX tile kernels and the avxvnni level (VEX VNNI, byte-encoded).
 //go:generate python3 asmgen/gen_amx.py
 //go:generate python3 asmgen/gen_amxk.py
 //go:generate python3 asmgen/gen_amxpack.py
 //go:generate python3 asmgen/gen_amxtrans.py
 //go:generate python3 asmgen/gen_amxunpack.py
+//go:generate python3 asmgen/gen_avxvnni.py

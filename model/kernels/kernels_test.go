@@ -35,6 +35,10 @@ func forEachLevel(t *testing.T, f func(t *testing.T)) {
 		}
 		t.Run(l, f)
 	}
+	for _, tw := range twinLevels() {
+		use(tw)
+		t.Run(tw.name, f)
+	}
 	for _, m := range missingLevels() {
 		t.Run(m.name, func(t *testing.T) {
 			if os.Getenv("DROIDGO_REQUIRE_ISA") == m.name {

@@ -1,0 +1,77 @@
+//go:build !purego
+
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/droidgo/droidgo/model/quant"
+)
+
+// twinLevels: on a CPU without AVX-VNNI (but with AVX2), the avxvnni
+// level's table with the AVX2 twins of its kernels (gen_avxvnni.py), so that
+// forEachLevel holds the level's kernels and drivers to the references on
+// every AVX2 host; where the CPU has AVX-VNNI the real level is tested.
+func twinLevels() []level {
+	if avxvnniErr == nil || !hasLevel("avx2") {
+		return nil
+	}
+	return []level{{name: "avxvnni-as-avx2", tab: newAVXVNNITable(avx2Table, vnniKernels{q4kx8: q4kx8VNNIAsAVX2, q6kx8: q6kx8VNNIAsAVX2, q80x8: q80x8VNNIAsAVX2})}}
+}
+
+// TestAVXVNNIEncodings disassembles every byte-encoded instruction of the
+// avxvnni kernels with objdump and compares it with its comment.
+func TestAVXVNNIEncodings(t *testing.T) {
+	n := checkByteEncodings(t, "avxvnni_amd64.s")
+	t.Logf("%d byte-encoded AVX-VNNI instructions match their mnemonics", n)
+}
+
+// TestAVXVNNIBatchInvariant: at the avxvnni level (its AVX2 twin on a CPU
+// without AVX-VNNI) the products of interleaved Q4_K and Q6_K matrices give
+// every token bit for bit the same result whether it comes alone
+// (MatVec*x8), in 4 or in batches of any size over several token tiles
+// (MatMul*x8), since all of them run the same kernel.
+func TestAVXVNNIBatchInvariant(t *testing.T) {
+	l := level{name: "avxvnni", tab: newAVXVNNITable(avx2Table, vnniAsm)}
+	if avxvnniErr != nil {
+		if !hasLevel("avx2") {
+			t.Skip("no avx2 level")
+		}
+		l = twinLevels()[0]
+	}
+	orig := ISA()
+	defer SetISA(orig)
+	use(l)
+	r := rand.New(rand.NewPCG(9, 10))
+	const rows, nb = 24, 3
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+		plain := makeWeights(r, layouts[typ], nb, rows, modeNormal)
+		w := make([]byte, len(plain))
+		if err := Repack(typ, w, plain, rows, nb*quant.QK_K); err != nil {
+			t.Fatal(err)
+		}
+		mv, mm := MatVecQ4Kx8, MatMulQ4Kx8
+		if typ == quant.Q6_K {
+			mv, mm = MatVecQ6Kx8, MatMulQ6Kx8
+		}
+		for _, b := range []int{1, 2, 4, 5, 15, 16, 17, 64, 70} {
+			var a []quant.BlockQ8K
+			for range b {
+				a = append(a, makeQ8K(r, nb, modeNormal)...)
+			}
+			got := make([]float32, b*rows)
+			mm(w, rows, a, b, got, rows)
+			one := make([]float32, rows)
+			for tok := 0; tok < b; tok++ {
+				mv(w, rows, a[tok*nb:(tok+1)*nb], one)
+				for i, v := range one {
+					if math.Float32bits(got[tok*rows+i]) != math.Float32bits(v) {
+						t.Fatalf("%s %v b=%d token %d row %d: batch %v, alone %v", l.name, typ, b, tok, i, got[tok*rows+i], v)
+					}
+				}
+			}
+		}
+	}
+}
