@@ -202,5 +202,51 @@ e("VST1.P [V12.B16, V13.B16, V14.B16, V15.B16], 64(R1)")
 e("VST1.P [V20.B16, V21.B16], 32(R1)")
 e("SUBS $1, R2, R2"); e("BNE q80ActQuadblk"); e("RET")
 
+# ---------------- Q8_K activations: one full token quad ----------------
+def shrn(d, n, hi): return W((0x4F0C8400 if hi else 0x0F0C8400) | n << 5 | d, f"SHRN{'2' if hi else ''} V{d}.{'16B' if hi else '8B'}, V{n}.8H, #4")
+def xtn(d, n, hi): return W((0x4E212800 if hi else 0x0E212800) | n << 5 | d, f"XTN{'2' if hi else ''} V{d}.{'16B' if hi else '8B'}, V{n}.8H")
+
+o.append("""
+// func q8kActQuad(dst *byte, a *quant.BlockQ8K, stride, nb int): the
+// packed activation quads (mmla_arm64.go, asmgen/mmlayout.py) of 4 tokens
+// whose Q8_K blocks start stride bytes apart: chunk c is k 8c..8c+7 of
+// tokens 0, 1 (a ZIP of 64-bit lanes), then 2, 3; the bsums as 16*hi + lo
+// in int8 (hi = bsum>>4 narrowed with SHRN, exact for |bsum| <= 16*127;
+// lo = bsum&15), 2 chunks each; then D as [a0 a1 a0 a1][a2 a3 a2 a3].
+TEXT ·q8kActQuad(SB), NOSPLIT, $0-32""")
+e("MOVD dst+0(FP), R1"); e("MOVD a+8(FP), R0"); e("MOVD stride+16(FP), R3"); e("MOVD nb+24(FP), R2")
+e("ADD R3, R0, R4"); e("ADD R3, R4, R5"); e("ADD R3, R5, R6")
+e("VMOVI $15, V30.B16")
+e("q8kActQuadblk:")
+T = ("R0", "R4", "R5", "R6")
+for t, R in enumerate(T):
+    e(f"MOVWU.P 4({R}), R{7 + t}")
+e("ORR R8<<32, R7, R7"); e("ORR R10<<32, R9, R9")
+e("VMOV R7, V20.D[0]"); e("VMOV R7, V20.D[1]"); e("VMOV R9, V21.D[0]"); e("VMOV R9, V21.D[1]")
+assert (L.Q8KA_BSUMHI, L.Q8KA_BSUMLO, L.Q8KA_D, L.Q8KA) == (1024, 1088, 1152, 1184)
+for piece in range(8):  # 32 bytes (4 chunks' k) of every token at a time
+    for t, R in enumerate(T):
+        e(f"VLD1.P 32({R}), [V{2 * t}.B16, V{2 * t + 1}.B16]")
+    for c in range(4):  # chunk 4*piece + c: 8 bytes at 8c of the piece
+        z = "VZIP1" if c % 2 == 0 else "VZIP2"
+        h = c // 2
+        e(f"{z} V{2 + h}.D2, V{h}.D2, V{8 + 2 * c}.D2"); e(f"{z} V{6 + h}.D2, V{4 + h}.D2, V{9 + 2 * c}.D2")
+    e("VST1.P [V8.B16, V9.B16, V10.B16, V11.B16], 64(R1)")
+    e("VST1.P [V12.B16, V13.B16, V14.B16, V15.B16], 64(R1)")
+# bsums: 16 int16 per token, in V0..V7 (token t: V2t = bsum 0-7, V2t+1 = 8-15)
+for t, R in enumerate(T):
+    e(f"VLD1.P 32({R}), [V{2 * t}.H8, V{2 * t + 1}.H8]")
+for c in range(2):  # hi chunk c: bsums 8c..8c+7 of t0, t1 | t2, t3
+    e(shrn(8 + 2 * c, c, False)); e(shrn(8 + 2 * c, 2 + c, True))
+    e(shrn(9 + 2 * c, 4 + c, False)); e(shrn(9 + 2 * c, 6 + c, True))
+for c in range(2):
+    e(xtn(12 + 2 * c, c, False)); e(xtn(12 + 2 * c, 2 + c, True))
+    e(xtn(13 + 2 * c, 4 + c, False)); e(xtn(13 + 2 * c, 6 + c, True))
+    e(f"VAND V30.B16, V{12 + 2 * c}.B16, V{12 + 2 * c}.B16"); e(f"VAND V30.B16, V{13 + 2 * c}.B16, V{13 + 2 * c}.B16")
+e("VST1.P [V8.B16, V9.B16, V10.B16, V11.B16], 64(R1)")
+e("VST1.P [V12.B16, V13.B16, V14.B16, V15.B16], 64(R1)")
+e("VST1.P [V20.B16, V21.B16], 32(R1)")
+e("SUBS $1, R2, R2"); e("BNE q8kActQuadblk"); e("RET")
+
 with open(os.path.join(OUT, "x8pack_arm64.s"), "w") as f:
     f.write("\n".join(x for x in o if x is not None) + "\n")
