@@ -2906,8 +2906,8 @@ q6kx8VNNIAsAVX2store:
 
 // func q80x8VNNI(p *x8mmArgs)
 //
-// One 8-row group of Q8_0 rows in the interleaved layout (repack.go; the
-// file's rows are interleaved in Go for a batch) times a tile of tokens.
+// One 8-row group of the interleaved Q8_0 layout (repack.go) times a tile
+// of tokens.
 // Per block the 8 steps' weights are biased to unsigned (w^0x80 = w+128)
 // once, and every token's sum starts at -128*sum(a) of its block (p.bs: an
 // int32 per token and block), so that after 8 VPDPBUSD it is exactly
@@ -3002,8 +3002,8 @@ q80x8VNNIstore:
 
 // func q80x8VNNIAsAVX2(p *x8mmArgs)
 //
-// One 8-row group of Q8_0 rows in the interleaved layout (repack.go; the
-// file's rows are interleaved in Go for a batch) times a tile of tokens.
+// One 8-row group of the interleaved Q8_0 layout (repack.go) times a tile
+// of tokens.
 // Per block the 8 steps' weights are biased to unsigned (w^0x80 = w+128)
 // once, and every token's sum starts at -128*sum(a) of its block (p.bs: an
 // int32 per token and block), so that after 8 VPDPBUSD it is exactly

@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -29,7 +30,7 @@ func TestAVXVNNIEncodings(t *testing.T) {
 }
 
 // TestAVXVNNIBatchInvariant: at the avxvnni level (its AVX2 twin on a CPU
-// without AVX-VNNI) the products of interleaved Q4_K and Q6_K matrices give
+// without AVX-VNNI) the products of interleaved Q4_K, Q6_K and Q8_0 matrices give
 // every token bit for bit the same result whether it comes alone
 // (MatVec*x8), in 4 or in batches of any size over several token tiles
 // (MatMul*x8), since all of them run the same kernel.
@@ -66,12 +67,36 @@ func TestAVXVNNIBatchInvariant(t *testing.T) {
 			one := make([]float32, rows)
 			for tok := 0; tok < b; tok++ {
 				mv(w, rows, a[tok*nb:(tok+1)*nb], one)
-				for i, v := range one {
-					if math.Float32bits(got[tok*rows+i]) != math.Float32bits(v) {
-						t.Fatalf("%s %v b=%d token %d row %d: batch %v, alone %v", l.name, typ, b, tok, i, got[tok*rows+i], v)
-					}
-				}
+				same(t, fmt.Sprintf("%s %v b=%d token %d", l.name, typ, b, tok), got[tok*rows:(tok+1)*rows], one)
 			}
+		}
+	}
+	plain := makeWeights(r, layouts[quant.Q8_0], 8*nb, rows, modeNormal)
+	w := make([]byte, len(plain))
+	if err := Repack(quant.Q8_0, w, plain, rows, 8*nb*32); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []int{1, 3, 4, 16, 17, 65} {
+		var a []quant.BlockQ8_0
+		for range b {
+			a = append(a, makeQ80(r, 8*nb, modeNormal)...)
+		}
+		got := make([]float32, b*rows)
+		MatMulQ8_0x8(w, rows, a, b, got, rows)
+		one := make([]float32, rows)
+		for tok := 0; tok < b; tok++ {
+			MatVecQ8_0x8(w, rows, a[tok*8*nb:(tok+1)*8*nb], one)
+			same(t, fmt.Sprintf("%s Q8_0 b=%d token %d", l.name, b, tok), got[tok*rows:(tok+1)*rows], one)
+		}
+	}
+}
+
+// same fails unless got and want are the same floats bit for bit.
+func same(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i, v := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(v) {
+			t.Fatalf("%s row %d: batch %v, alone %v", what, i, got[i], v)
 		}
 	}
 }

@@ -270,8 +270,8 @@ def q80x8(name, emu):
     o.append(f"""
 // func {name}(p *x8mmArgs)
 //
-// One 8-row group of Q8_0 rows in the interleaved layout (repack.go; the
-// file's rows are interleaved in Go for a batch) times a tile of tokens.
+// One 8-row group of the interleaved Q8_0 layout (repack.go) times a tile
+// of tokens.
 // Per block the 8 steps' weights are biased to unsigned (w^0x80 = w+128)
 // once, and every token's sum starts at -128*sum(a) of its block (p.bs: an
 // int32 per token and block), so that after 8 VPDPBUSD it is exactly
