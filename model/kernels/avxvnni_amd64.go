@@ -44,25 +44,8 @@ var vnniAsm = vnniKernels{q4kx8: q4kx8VNNI, q6kx8: q6kx8VNNI, q80x8: q80x8VNNI}
 // kernels of k.
 func newAVXVNNITable(below table, k vnniKernels) table {
 	t := below
-	const q4, q6 = quant.BlockQ4_KSize, quant.BlockQ6_KSize
-	t.q4kx8 = func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
-		x8V(w, rows, a, 1, out, rows, q4, k.q4kx8)
-	}
-	t.q4kx84 = func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
-		x8V(w, rows, a, 4, out, ldo, q4, k.q4kx8)
-	}
-	t.q4kx8mm = func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-		x8V(w, rows, a, b, out, ldo, q4, k.q4kx8)
-	}
-	t.q6kx8 = func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
-		x8V(w, rows, a, 1, out, rows, q6, k.q6kx8)
-	}
-	t.q6kx84 = func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
-		x8V(w, rows, a, 4, out, ldo, q6, k.q6kx8)
-	}
-	t.q6kx8mm = func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-		x8V(w, rows, a, b, out, ldo, q6, k.q6kx8)
-	}
+	t.q4kx8, t.q4kx84, t.q4kx8mm = x8Entries(quant.BlockQ4_KSize, k.q4kx8)
+	t.q6kx8, t.q6kx84, t.q6kx8mm = x8Entries(quant.BlockQ6_KSize, k.q6kx8)
 	t.q80x8 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 		q80x8V(w, rows, a, 1, out, rows, k.q80x8)
 	}
@@ -100,6 +83,19 @@ func q80x8V(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 	}
 	mmPool.Put(scr)
 	q80Pool.Put(s)
+}
+
+// x8Entries returns the one-token, 4-token and matrix-matrix table entries
+// of an interleaved K-quant type (bsize bytes per block), all three running
+// kern through x8V.
+func x8Entries(bsize int, kern func(*x8mmArgs)) (func([]byte, int, []quant.BlockQ8K, []float32), func([]byte, int, []quant.BlockQ8K, []float32, int), gemmQ8K) {
+	return func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
+			x8V(w, rows, a, 1, out, rows, bsize, kern)
+		}, func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
+			x8V(w, rows, a, 4, out, ldo, bsize, kern)
+		}, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+			x8V(w, rows, a, b, out, ldo, bsize, kern)
+		}
 }
 
 // x8V multiplies the interleaved K-quant matrix w (rows a multiple of 8,

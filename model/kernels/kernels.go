@@ -2,8 +2,9 @@
 // products (MatVec*) and their batched, row-tiled form for prefill (MatMul*)
 // for every weight type droidgo runs (Q4_K, Q6_K, Q5_K, Q8_0, Q4_0, BF16, F16,
 // F32), Q8_K activation quantisation, and small f32 helpers for attention,
-// written in Go assembly for amd64 (AVX2+FMA+F16C; AVX-512 VNNI and AMX
-// matrix-matrix kernels for prefill where the CPU has them) and arm64 (NEON;
+// written in Go assembly for amd64 (AVX2+FMA+F16C; AVX-VNNI kernels for the
+// interleaved layouts, AVX-512 VNNI and AMX matrix-matrix kernels for
+// prefill where the CPU has them) and arm64 (NEON;
 // SDOT and SMMLA matrix-matrix kernels where the CPU has dotprod and i8mm),
 // with the pure-Go references of package quant as the fallback everywhere.
 //
@@ -14,7 +15,8 @@
 //
 // The instruction set is chosen once at start-up: the best level the CPU
 // supports, or the one the environment variable DROIDGO_ISA names
-// (generic|avx2|avx512|amx on amd64, generic|neon|dotprod|i8mm on arm64);
+// (generic|avx2|avxvnni|avx512|amx on amd64, generic|neon|dotprod|i8mm on
+// arm64);
 // a name this CPU has no level of is a configuration error (EnvError). A
 // level is only ever selectable when every kernel it installs is covered
 // by this package's tests against the references.

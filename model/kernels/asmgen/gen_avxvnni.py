@@ -108,6 +108,35 @@ GLOBL ones16<>(SB), RODATA|NOPTR, $32
 SC, MN, ISUM, FSUM = 0, 64, 128, 128 + 32 * 64
 
 
+def prologue(name, w, sums, bs=True, extra=()):
+    # R8 = p, w = p.w, DI = p.a, R9 = p.astride, R13 = p.bs (when bs),
+    # R14 = p.scr, DX = p.nb; the tile's sums (ISUM and FSUM, or only FSUM)
+    # zeroed.
+    o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-8")
+    e("MOVQ p+0(FP), R8")
+    e(f"MOVQ 0(R8), {w}"); e("MOVQ 16(R8), DI"); e("MOVQ 24(R8), R9")
+    if bs:
+        e("MOVQ 32(R8), R13")
+    e("MOVQ 72(R8), R14")
+    for x in extra:
+        e(x)
+    e("VPXOR Y0, Y0, Y0"); e("MOVQ 48(R8), CX"); e(f"LEAQ {sums[0]}(R14), R10")
+    e(f"{name}zero:")
+    for off in sums:
+        e(f"VMOVDQU Y0, {off - sums[0]}(R10)" if off != sums[0] else "VMOVDQU Y0, (R10)")
+    e("ADDQ $32, R10"); e("DECQ CX"); e(f"JNZ {name}zero")
+    e("MOVQ 40(R8), DX")
+
+
+def store(name):
+    # out[t][0:8] = FSUM of token t, then return.
+    e("MOVQ 56(R8), AX"); e("MOVQ 64(R8), R9"); e(f"LEAQ {FSUM}(R14), R10"); e("MOVQ 48(R8), CX")
+    e(f"{name}store:")
+    e("VMOVUPS (R10), Y0"); e("VMOVUPS Y0, (AX)")
+    e("ADDQ R9, AX"); e("ADDQ $32, R10"); e("DECQ CX"); e(f"JNZ {name}store")
+    e("VZEROUPPER"); e("RET")
+
+
 def q4kx8(name, emu):
     o.append(f"""
 // func {name}(p *x8mmArgs)
@@ -121,15 +150,7 @@ def q4kx8(name, emu):
 // (|sum| < 2^31). Per block and token the float sum gets
 // (d*D)*isum - (dmin*D)*sum_j m_j*bsum_j (VPDPWSSD), so a token's result
 // does not depend on the other tokens of the tile.""")
-    o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-8")
-    e("MOVQ p+0(FP), R8")
-    e("MOVQ 0(R8), SI"); e("MOVQ 16(R8), DI"); e("MOVQ 24(R8), R9")
-    e("MOVQ 32(R8), R13"); e("MOVQ 72(R8), R14")
-    e("VPXOR Y0, Y0, Y0"); e("MOVQ 48(R8), CX"); e(f"LEAQ {ISUM}(R14), R10")
-    e(f"{name}zero:")
-    e("VMOVDQU Y0, (R10)"); e(f"VMOVDQU Y0, {FSUM - ISUM}(R10)")
-    e("ADDQ $32, R10"); e("DECQ CX"); e(f"JNZ {name}zero")
-    e("MOVQ 40(R8), DX")
+    prologue(name, "SI", (ISUM, FSUM))
     e(f"{name}block:")
     # Scale byte planes k (8 rows each) at 32+8k: Y0 = planes 0-3, Y1 =
     # 4-7, Y2 = 8-11; ggml's get_scale_min_k4 for 8 rows at once.
@@ -183,11 +204,7 @@ def q4kx8(name, emu):
     e("VPXOR Y2, Y2, Y2"); e("VMOVDQU Y2, (R10)")
     e("ADDQ R9, AX"); e("ADDQ $32, R10"); e("ADDQ R11, R12"); e("DECQ CX"); e(f"JNZ {name}fin")
     e("ADDQ $1152, SI"); e("ADDQ $292, DI"); e("ADDQ $16, R13"); e("DECQ DX"); e(f"JNZ {name}block")
-    e("MOVQ 56(R8), AX"); e("MOVQ 64(R8), R9"); e(f"LEAQ {FSUM}(R14), R10"); e("MOVQ 48(R8), CX")
-    e(f"{name}store:")
-    e("VMOVUPS (R10), Y0"); e("VMOVUPS Y0, (AX)")
-    e("ADDQ R9, AX"); e("ADDQ $32, R10"); e("DECQ CX"); e(f"JNZ {name}store")
-    e("VZEROUPPER"); e("RET")
+    store(name)
 
 
 def q6kx8(name, emu):
@@ -202,14 +219,7 @@ def q6kx8(name, emu):
 // (VPMULLD). The -32 goes once per block as 32*sum_j sc_j*bsum_j
 // (VPDPWSSD on the Q8_K bsums), and fsum += (d*D)*(isum - that). The bs
 // field is unused.""")
-    o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-8")
-    e("MOVQ p+0(FP), R8")
-    e("MOVQ 0(R8), R11"); e("MOVQ 16(R8), DI"); e("MOVQ 24(R8), R9"); e("MOVQ 72(R8), R14")
-    e("VPXOR Y0, Y0, Y0"); e("MOVQ 48(R8), CX"); e(f"LEAQ {ISUM}(R14), R10")
-    e(f"{name}zero:")
-    e("VMOVDQU Y0, (R10)"); e(f"VMOVDQU Y0, {FSUM - ISUM}(R10)")
-    e("ADDQ $32, R10"); e("DECQ CX"); e(f"JNZ {name}zero")
-    e("MOVQ 40(R8), DX")
+    prologue(name, "R11", (ISUM, FSUM), bs=False)
     e(f"{name}block:")
     for n in range(2):
         for m in range(4):
@@ -258,14 +268,6 @@ def q6kx8(name, emu):
     store(name)
 
 
-def store(name):
-    e("MOVQ 56(R8), AX"); e("MOVQ 64(R8), R9"); e(f"LEAQ {FSUM}(R14), R10"); e("MOVQ 48(R8), CX")
-    e(f"{name}store:")
-    e("VMOVUPS (R10), Y0"); e("VMOVUPS Y0, (AX)")
-    e("ADDQ R9, AX"); e("ADDQ $32, R10"); e("DECQ CX"); e(f"JNZ {name}store")
-    e("VZEROUPPER"); e("RET")
-
-
 def q80x8(name, emu):
     o.append(f"""
 // func {name}(p *x8mmArgs)
@@ -276,15 +278,7 @@ def q80x8(name, emu):
 // once, and every token's sum starts at -128*sum(a) of its block (p.bs: an
 // int32 per token and block), so that after 8 VPDPBUSD it is exactly
 // sum(w*a); fsum += (d*D)*isum.""")
-    o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-8")
-    e("MOVQ p+0(FP), R8")
-    e("MOVQ 0(R8), SI"); e("MOVQ 16(R8), DI"); e("MOVQ 24(R8), R9")
-    e("MOVQ 32(R8), R13"); e("MOVQ 72(R8), R14")
-    e("MOVQ 40(R8), R11"); e("SHLQ $2, R11")
-    e("VPXOR Y0, Y0, Y0"); e("MOVQ 48(R8), CX"); e(f"LEAQ {FSUM}(R14), R10")
-    e(f"{name}zero:")
-    e("VMOVDQU Y0, (R10)"); e("ADDQ $32, R10"); e("DECQ CX"); e(f"JNZ {name}zero")
-    e("MOVQ 40(R8), DX")
+    prologue(name, "SI", (FSUM,), extra=("MOVQ 40(R8), R11", "SHLQ $2, R11"))
     e(f"{name}block:")
     for i in range(8):
         e(f"VMOVDQU {16 + 32 * i}(SI), Y{i}"); e(f"VPXOR vn80<>(SB), Y{i}, Y{i}")
