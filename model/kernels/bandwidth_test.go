@@ -2,8 +2,11 @@ package kernels
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/droidgo/droidgo/model/quant"
 )
@@ -48,16 +51,26 @@ func BenchmarkStreamRead(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/threads=%d", kd.name, threads), func(b *testing.B) {
 				b.SetBytes(int64(threads * rows * kd.rowBytes))
+				var cpu atomic.Int64 // the streaming threads' CPU time, ns
 				for b.Loop() {
 					var wg sync.WaitGroup
 					for i := range threads {
 						wg.Add(1)
 						go func() {
 							defer wg.Done()
+							runtime.LockOSThread()
+							defer runtime.UnlockOSThread()
+							c0 := threadCPU()
 							kd.mv(ws[i], rows, outs[i])
+							cpu.Add(int64(threadCPU() - c0))
 						}()
 					}
 					wg.Wait()
+				}
+				// On a shared machine: the rate while the threads had
+				// their cores (bytes over their mean CPU time).
+				if c := time.Duration(cpu.Load()).Seconds() / float64(threads); c > 0 {
+					b.ReportMetric(float64(b.N)*float64(threads*rows*kd.rowBytes)/c/1e9, "GB/cpu-s")
 				}
 			})
 		}
