@@ -19,7 +19,7 @@ func twinLevels() []level {
 	if avxvnniErr == nil || !hasLevel("avx2") {
 		return nil
 	}
-	return []level{{name: "avxvnni-as-avx2", tab: newAVXVNNITable(avx2Table, vnniKernels{q4kx8: q4kx8VNNIAsAVX2, q6kx8: q6kx8VNNIAsAVX2, q80x8: q80x8VNNIAsAVX2})}}
+	return []level{{name: "avxvnni-as-avx2", tab: newAVXVNNITable(avx2Table, vnniKernels{q4kx8: q4kx8VNNIAsAVX2, q6kx8: q6kx8VNNIAsAVX2, q80x8: q80x8VNNIAsAVX2}), invariant: true}}
 }
 
 // TestAVXVNNIEncodings disassembles every byte-encoded instruction of the

@@ -4,9 +4,9 @@
 // F32), Q8_K activation quantisation, and small f32 helpers for attention,
 // written in Go assembly for amd64 (AVX2+FMA+F16C; AVX-VNNI kernels for the
 // interleaved layouts, AVX-512 VNNI and AMX matrix-matrix kernels for
-// prefill where the CPU has them) and arm64 (NEON;
-// SDOT and SMMLA matrix-matrix kernels where the CPU has dotprod and i8mm),
-// with the pure-Go references of package quant as the fallback everywhere.
+// prefill where the CPU has them) and arm64 (NEON; SDOT and SMMLA
+// matrix-matrix kernels where the CPU has dotprod and i8mm), with the
+// pure-Go references of package quant as the fallback everywhere.
 //
 // Every entry point has exactly the semantics of the matching quant.Dot*
 // reference applied row by row; only the floating-point accumulation order
@@ -16,10 +16,9 @@
 // The instruction set is chosen once at start-up: the best level the CPU
 // supports, or the one the environment variable DROIDGO_ISA names
 // (generic|avx2|avxvnni|avx512|amx on amd64, generic|neon|dotprod|i8mm on
-// arm64);
-// a name this CPU has no level of is a configuration error (EnvError). A
-// level is only ever selectable when every kernel it installs is covered
-// by this package's tests against the references.
+// arm64); a name this CPU has no level of is a configuration error
+// (EnvError). A level is only ever selectable when every kernel it installs
+// is covered by this package's tests against the references.
 //
 // A weight matrix is rows consecutive rows, each the GGUF encoding of K
 // weights (K = 256*len(a) for Q8_K activations, 32*len(a) for Q8_0 ones,
