@@ -18,8 +18,8 @@ import (
 // (q4kx8VNNI, q6kx8VNNI, q80x8VNNI), so a token's result does not depend on
 // the batch it comes in. Matrices still in the file's layout (before the
 // background repack) keep the avx2 kernels for every batch size, for the
-// same reason. On CPUs with AVX-512 as well, the avx512 and amx levels are above it
-// (DROIDGO_ISA=avxvnni selects it there).
+// same reason. On CPUs with AVX-512 as well, the avx512 and amx levels are
+// above it (DROIDGO_ISA=avxvnni selects it there).
 
 // avxvnniErr says why the avxvnni level is missing (nil when it is offered).
 var avxvnniErr error
