@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"reflect"
@@ -143,5 +144,26 @@ func TestInProcessEngineOverHTTP(t *testing.T) {
 	line := waitLog(t, logs, "finish=tool_calls", "reasoning=0")
 	if strings.Contains(line, " cached=0 ") {
 		t.Errorf("no prefix reuse: %s", line)
+	}
+}
+
+// TestPromptTooLong: a prompt the engine's context cannot hold is the
+// client's error, with OpenAI's code for it.
+func TestPromptTooLong(t *testing.T) {
+	t.Parallel()
+	b, err := local.Open(localtest.Model(t, 5), local.Options{Threads: 1, MaxContext: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	url, _ := start(t, Config{Backend: b})
+	for _, stream := range []bool{false, true} {
+		resp := post(t, url, "", map[string]any{"messages": wifiMessages(), "tools": droidgoTools(), "stream": stream})
+		var e apiError
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || e.Error.Code != "context_length_exceeded" || !strings.Contains(e.Error.Message, "256") {
+			t.Errorf("stream=%v: %d %+v", stream, resp.StatusCode, e)
+		}
 	}
 }
