@@ -148,8 +148,10 @@ func runServe(o *serveOptions) error {
 		Backend: backend, ModelID: o.modelName, APIKey: key,
 		Parallel: o.parallel, Queue: o.queue, MaxTokens: o.maxTokens, MaxBody: o.maxBody,
 		Constrain: cfg.Constrain,
-		Sampling:  model.Sampling{Temperature: 1.0, TopP: 0.95},
-		Now:       d.now,
+		// A request's sampling fields default to the settings' (a
+		// request without a seed gets a random one).
+		Sampling: model.Sampling{Temperature: cfg.Temperature, TopP: cfg.TopP},
+		Now:      d.now,
 		Log: func(line string) {
 			logMu.Lock()
 			defer logMu.Unlock()
