@@ -136,7 +136,7 @@ func (r *runner) approve(ctx context.Context, call action.Call, t Target) (*acti
 	if why != "" {
 		r.emit(Event{Type: EvApproval, Call: &call, Element: t.elementPtr(), Approval: why, Text: reason})
 	}
-	d, err := r.cfg.Approver(ctx, ApprovalRequest{Step: r.step, Call: call, Label: t.Element.Label, Why: why, Reason: reason})
+	d, err := r.cfg.Approver(ctx, ApprovalRequest{Device: r.cfg.DeviceName, Step: r.step, Call: call, Label: t.Element.Label, Why: why, Reason: reason})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, t, ctx.Err()

@@ -25,9 +25,12 @@ type Decision struct {
 
 // ApprovalRequest describes a call waiting for the user.
 type ApprovalRequest struct {
-	Step  int
-	Call  action.Call
-	Label string // label of the target element, if any
+	// Device is the phone of the run (Config.DeviceName): one approver
+	// may serve the loops of several phones.
+	Device string
+	Step   int
+	Call   action.Call
+	Label  string // label of the target element, if any
 	// Why is why the call waits: the sensitive-action policy, step mode,
 	// or "" when it need not wait and the Approver is consulted on every
 	// call (Config.ConsultAlways). Approvers decide on it.

@@ -25,6 +25,9 @@ type keyMap struct {
 
 	Apply  key.Binding
 	Cancel key.Binding
+
+	NextPhone key.Binding
+	PrevPhone key.Binding
 }
 
 func defaultKeys() keyMap {
@@ -49,6 +52,9 @@ func defaultKeys() keyMap {
 
 		Apply:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run edited call")),
 		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+
+		NextPhone: key.NewBinding(key.WithKeys("]"), key.WithHelp("]/[/1-9", "phone")),
+		PrevPhone: key.NewBinding(key.WithKeys("["), key.WithHelp("[", "previous phone")),
 	}
 }
 

@@ -24,7 +24,7 @@ type item struct {
 // queue hands events from the loop to the UI without ever blocking the
 // sender. It is unbounded for the events that must arrive (there are a
 // handful per step) and coalesces token events: a token that follows a token
-// of the same type and step is appended to it, so a slow drawer sees one
+// of the same type, step and phone is appended to it, so a slow drawer sees one
 // event holding all the text instead of thousands of tiny ones.
 type queue struct {
 	mu      sync.Mutex
@@ -55,7 +55,7 @@ func (q *queue) push(it item) {
 	if it.appr == nil && it.withdraw == nil && it.ev.Type.Droppable() {
 		if n := len(q.items); n > 0 {
 			last := &q.items[n-1]
-			if last.buf != nil && last.ev.Type == it.ev.Type && last.ev.Step == it.ev.Step {
+			if last.buf != nil && last.ev.Type == it.ev.Type && last.ev.Step == it.ev.Step && last.ev.Device == it.ev.Device {
 				last.buf.WriteString(it.ev.Text)
 				last.tokens++
 				q.mu.Unlock()

@@ -199,3 +199,27 @@ func BenchmarkSendTokens(b *testing.B) {
 		}
 	}
 }
+
+// TestQueueKeepsPhonesApart: tokens of two phones streaming at once are
+// coalesced per phone, never into each other's text.
+func TestQueueKeepsPhonesApart(t *testing.T) {
+	q := newQueue()
+	want := map[string]string{}
+	for i := range 200 {
+		dev := []string{"sim:wifi", "sim:alarm"}[i%3%2]
+		tok := fmt.Sprintf("%s-%d ", dev, i)
+		q.push(item{ev: loop.Event{Type: loop.EvThinking, Step: 1, Device: dev, Text: tok}})
+		want[dev] += tok
+	}
+	items, _ := q.drain()
+	got := map[string]string{}
+	for _, it := range items {
+		got[it.ev.Device] += it.ev.Text
+	}
+	if got["sim:wifi"] != want["sim:wifi"] || got["sim:alarm"] != want["sim:alarm"] {
+		t.Errorf("phones' text mixed:\n got %q\nwant %q", got, want)
+	}
+	if len(items) >= 200 {
+		t.Errorf("%d items: nothing was coalesced", len(items))
+	}
+}

@@ -34,8 +34,12 @@ import (
 
 // Options configure a UI.
 type Options struct {
-	Task     string
-	Device   string
+	Task   string
+	Device string
+	// Devices names the phones of a run that drives several, as their
+	// events name them (loop.Event.Device): the UI shows one at a time,
+	// with a line of the others' state. Empty or one: one phone, Device.
+	Devices  []string
 	Model    string
 	MaxSteps int
 	// StepMode makes every action wait for approval.

@@ -84,21 +84,17 @@ type ui struct {
 	help  help.Model
 
 	width, height int
+	now           time.Time
 
-	task, device, modelName string
-	maxSteps, step          int
-	tps                     float64
-	started, now            time.Time
-	finishedAt              time.Time
+	// phone is the run shown; phones are all of them, in the order of
+	// Options.Devices (one when the run drives one phone).
+	*phone
+	phones []*phone
+	// pinned is set when the user chose the phone shown: no other phone
+	// is brought on screen by itself until they answer a call.
+	pinned bool
 
-	turns    []*turn // the model's text, one per step; the last is the current
-	screen   *loop.ScreenInfo
-	target   *int
-	timeline []*stepEntry
-	result   *loop.Result
-
-	focus  pane
-	scroll [numPanes]scroll
+	focus pane
 	// ver counts changes to what the screen and timeline panes draw; cache
 	// holds their lines for the current ver.
 	ver   int
@@ -107,10 +103,9 @@ type ui struct {
 	paused   bool
 	stepMode bool
 
-	approvals []*approval // waiting for the user; the first is shown
-	editing   bool
-	input     textinput.Model
-	editErr   string
+	editing bool
+	input   textinput.Model
+	editErr string
 
 	closed   bool // the loop closed the UI: no more events
 	stopping bool // quit was asked (or ctx ended): leave once closed
@@ -122,33 +117,120 @@ type ui struct {
 	observe func(*ui)
 }
 
+// phone is the state of one phone's run: what the panes, the header and
+// the footer show when it is the phone on screen.
+type phone struct {
+	task, device, modelName string
+	maxSteps, step          int
+	tps                     float64
+	started, finishedAt     time.Time
+
+	turns    []*turn // the model's text, one per step; the last is the current
+	screen   *loop.ScreenInfo
+	target   *int
+	timeline []*stepEntry
+	result   *loop.Result
+
+	scroll    [numPanes]scroll
+	approvals []*approval // waiting for the user; the first is shown
+}
+
+func (m *ui) newPhone(device string) *phone {
+	p := &phone{task: m.opts.Task, device: device, modelName: m.opts.Model, maxSteps: m.opts.MaxSteps, started: m.clock()}
+	for i := range p.scroll {
+		p.scroll[i].follow = true
+	}
+	m.phones = append(m.phones, p)
+	return p
+}
+
 func newUI(opts Options, g *gate, clock func() time.Time) *ui {
 	m := &ui{
-		opts:      opts,
-		gate:      g,
-		clock:     clock,
-		keys:      defaultKeys(),
-		st:        defaultStyles(),
-		help:      help.New(),
-		width:     80,
-		height:    24,
-		task:      opts.Task,
-		device:    opts.Device,
-		modelName: opts.Model,
-		maxSteps:  opts.MaxSteps,
-		stepMode:  opts.StepMode,
-		focus:     paneThinking,
+		opts:     opts,
+		gate:     g,
+		clock:    clock,
+		keys:     defaultKeys(),
+		st:       defaultStyles(),
+		help:     help.New(),
+		width:    80,
+		height:   24,
+		stepMode: opts.StepMode,
+		focus:    paneThinking,
 	}
 	m.help.Styles = m.st.help
-	for i := range m.scroll {
-		m.scroll[i].follow = true
+	if len(opts.Devices) > 1 {
+		for _, d := range opts.Devices {
+			m.newPhone(d)
+		}
+	} else {
+		m.newPhone(opts.Device)
 	}
+	m.phone = m.phones[0]
 	m.input = textinput.New()
 	m.input.Prompt = "edit> "
 	m.input.CharLimit = 2000
-	m.started = clock()
 	m.now = m.started
 	return m
+}
+
+// many reports whether the UI shows several phones.
+func (m *ui) many() bool { return len(m.phones) > 1 }
+
+// phoneFor returns the phone an event or approval is about: with one
+// phone always that one, with several the one named (a phone not named
+// in Options.Devices is added).
+func (m *ui) phoneFor(device string) *phone {
+	if len(m.opts.Devices) <= 1 {
+		return m.phones[0]
+	}
+	for _, p := range m.phones {
+		if p.device == device {
+			return p
+		}
+	}
+	return m.newPhone(device)
+}
+
+// show puts phone i on screen.
+func (m *ui) show(i int) {
+	if i < 0 || i >= len(m.phones) || m.phones[i] == m.phone {
+		return
+	}
+	m.phone = m.phones[i]
+	m.editing = false
+	m.editErr = ""
+	m.input.Blur()
+	m.ver++ // the panes draw another phone
+	m.message = "showing " + clean(m.device)
+}
+
+// shown returns the index of the phone on screen.
+func (m *ui) shown() int {
+	for i, p := range m.phones {
+		if p == m.phone {
+			return i
+		}
+	}
+	return 0
+}
+
+// finished reports whether every phone's run has ended.
+func (m *ui) finished() bool {
+	for _, p := range m.phones {
+		if p.result == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// waiting counts the approvals waiting on every phone.
+func (m *ui) waiting() int {
+	n := 0
+	for _, p := range m.phones {
+		n += len(p.approvals)
+	}
+	return n
 }
 
 // Init starts reading the queue and the clock.
@@ -190,6 +272,7 @@ func (m *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for _, it := range msg.items {
 			m.apply(it)
 		}
+		m.toWaiting()
 		m.clampScrolls()
 		if msg.closed {
 			m.closed = true
@@ -198,13 +281,13 @@ func (m *ui) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return m, nil
 		}
-		if m.opts.ExitOnFinish && m.result != nil && len(m.approvals) == 0 {
+		if m.opts.ExitOnFinish && m.finished() && m.waiting() == 0 {
 			return m, tea.Quit
 		}
 		return m, m.next(msg.at)
 	case tickMsg:
 		m.now = m.clock()
-		if m.result != nil {
+		if m.finished() {
 			return m, nil
 		}
 		return m, m.tick()
@@ -238,14 +321,16 @@ func (m *ui) stop(why string) {
 		m.opts.Cancel()
 	}
 	m.stopping = true
-	for _, a := range m.approvals {
-		a.reply <- loop.Decision{Verdict: loop.Abort}
+	for _, p := range m.phones {
+		for _, a := range p.approvals {
+			a.reply <- loop.Decision{Verdict: loop.Abort}
+		}
+		p.approvals = nil
 	}
-	m.approvals = nil
 	m.editing = false
 	m.paused = false
 	m.gate.setPaused(false)
-	if m.result == nil {
+	if !m.finished() {
 		m.message = why + ": waiting for the run to stop (q again to leave now)"
 	}
 }
@@ -253,7 +338,7 @@ func (m *ui) stop(why string) {
 func (m *ui) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if k.String() == "ctrl+c" || (!m.editing && key.Matches(k, m.keys.Quit)) {
 		m.userQuit = true
-		if m.closed || m.stopping || m.result != nil {
+		if m.closed || m.stopping || m.finished() {
 			m.stop("quit")
 			return m, tea.Quit
 		}
@@ -283,9 +368,25 @@ func (m *ui) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, m.input.Focus()
 		}
 	}
+	if m.many() {
+		switch {
+		case key.Matches(k, m.keys.NextPhone):
+			m.pinned = true
+			m.show((m.shown() + 1) % len(m.phones))
+			return m, nil
+		case key.Matches(k, m.keys.PrevPhone):
+			m.pinned = true
+			m.show((m.shown() + len(m.phones) - 1) % len(m.phones))
+			return m, nil
+		case len(k.String()) == 1 && k.String() >= "1" && k.String() <= "9":
+			m.pinned = true
+			m.show(int(k.String()[0] - '1'))
+			return m, nil
+		}
+	}
 	switch {
 	case key.Matches(k, m.keys.Pause):
-		if m.stopping || m.result != nil {
+		if m.stopping || m.finished() {
 			// Holding a run that is ending could only hang it.
 			return m, nil
 		}
@@ -313,15 +414,17 @@ func (m *ui) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.message = "step mode off"
 		// Calls shown only because of step mode go ahead; sensitive ones
 		// still wait.
-		kept := m.approvals[:0]
-		for _, a := range m.approvals {
-			if a.req.Why == loop.ApprovalSensitive {
-				kept = append(kept, a)
-			} else {
-				a.reply <- loop.Decision{Verdict: loop.Approve}
+		for _, p := range m.phones {
+			kept := p.approvals[:0]
+			for _, a := range p.approvals {
+				if a.req.Why == loop.ApprovalSensitive {
+					kept = append(kept, a)
+				} else {
+					a.reply <- loop.Decision{Verdict: loop.Approve}
+				}
 			}
+			p.approvals = kept
 		}
-		m.approvals = kept
 	case key.Matches(k, m.keys.NextPane):
 		m.focus = (m.focus + 1) % numPanes
 	case key.Matches(k, m.keys.PrevPane):
@@ -397,10 +500,44 @@ func (m *ui) answer1(d loop.Decision, what string) {
 	m.approvals = m.approvals[1:]
 	a.reply <- d
 	m.message = a.req.Call.String() + " " + what
+	m.pinned = false
+	m.toWaiting()
 }
 
-// apply folds one queued item into the state.
+// apply folds one queued item into the state of its phone.
 func (m *ui) apply(it item) {
+	device := it.ev.Device
+	switch {
+	case it.appr != nil:
+		device = it.appr.req.Device
+	case it.withdraw != nil:
+		device = it.withdraw.req.Device
+	}
+	shown := m.phone
+	m.phone = m.phoneFor(device)
+	m.applyTo(it)
+	m.phone = shown
+}
+
+// toWaiting brings a phone whose call waits for the user on screen when
+// the phone shown has none waiting, so approvals come to the user one
+// phone after the other; not while the user looks at a phone they chose
+// (pinned, until they answer a call).
+func (m *ui) toWaiting() {
+	if len(m.approvals) > 0 || m.editing || m.pinned {
+		return
+	}
+	for i, p := range m.phones {
+		if len(p.approvals) > 0 {
+			m.show(i)
+			m.message = clean(m.device) + " waits for approval"
+			return
+		}
+	}
+}
+
+// applyTo folds one queued item into the state of m.phone.
+func (m *ui) applyTo(it item) {
 	if !it.ev.Type.Droppable() || it.appr != nil || it.withdraw != nil {
 		m.ver++
 	}
@@ -520,8 +657,10 @@ func (m *ui) apply(it item) {
 			m.result = &r
 			m.finishedAt = m.clock()
 			m.now = m.finishedAt
-			m.paused = false
-			m.gate.setPaused(false)
+			if m.finished() {
+				m.paused = false
+				m.gate.setPaused(false)
+			}
 			if r.Steps > 0 {
 				m.step = r.Steps
 			}

@@ -16,8 +16,14 @@ import (
 // the left, the screen and the timeline stacked on the right.
 const wideWidth = 120
 
-// headerHeight is the title line and the status line.
-const headerHeight = 2
+// headerHeight is the title line and the status line, and the line of
+// the phones when there are several.
+func (m *ui) headerHeight() int {
+	if m.many() {
+		return 3
+	}
+	return 2
+}
 
 // View draws the whole UI.
 func (m *ui) View() tea.View {
@@ -83,7 +89,7 @@ func (m *ui) layout(body int) [numPanes]rect {
 }
 
 func (m *ui) bodyHeight() int {
-	return m.height - headerHeight - len(m.footer())
+	return m.height - m.headerHeight() - len(m.footer())
 }
 
 // paneHeight is the number of content lines a pane shows.
@@ -512,7 +518,36 @@ func (m *ui) header() []string {
 	}
 	parts = append(parts, m.elapsed())
 	line2 := m.st.status.Render(strings.Join(parts, " · "))
-	return []string{line1, line2}
+	if !m.many() {
+		return []string{line1, line2}
+	}
+	return []string{line1, line2, m.phonesLine()}
+}
+
+// phonesLine is one line with every phone's state, the one on screen
+// marked: "phones ▸1 sim:wifi step 3/20 · 2 sim:alarm ✔ done".
+func (m *ui) phonesLine() string {
+	parts := []string{m.st.status.Render("phones")}
+	for i, p := range m.phones {
+		state := fmt.Sprintf("step %d", p.step)
+		if p.maxSteps > 0 {
+			state += fmt.Sprintf("/%d", p.maxSteps)
+		}
+		switch {
+		case p.result != nil && p.result.Success:
+			state = m.st.good.Render("✔ done")
+		case p.result != nil:
+			state = m.st.bad.Render("✘ failed")
+		case len(p.approvals) > 0:
+			state = m.st.badgeAlert.Render("⏸ waits for approval")
+		}
+		label := fmt.Sprintf("%d %s", i+1, clean(p.device))
+		if p == m.phone {
+			label = m.st.badge.Render("▸" + label)
+		}
+		parts = append(parts, label+" "+state)
+	}
+	return strings.Join(parts, "  ")
 }
 
 func (m *ui) elapsed() string {
@@ -602,7 +637,7 @@ func (m *ui) helpKeys() helpKeys {
 	}
 	scroll := key.NewBinding(key.WithKeys("up"), key.WithHelp("↑↓/pgup/pgdn", "scroll"))
 	quit := k.Quit
-	if m.result != nil {
+	if m.finished() {
 		quit.SetHelp("q", "quit")
 	} else {
 		quit.SetHelp("q", "stop run")
@@ -619,16 +654,18 @@ func (m *ui) helpKeys() helpKeys {
 		return helpKeys{short: b, full: [][]key.Binding{b}}
 	}
 	short := []key.Binding{pause, step, k.NextPane, scroll, quit, k.Help}
-	if m.result != nil {
+	if m.finished() {
 		short = []key.Binding{k.NextPane, scroll, quit, k.Help}
 	}
-	return helpKeys{
-		short: short,
-		full: [][]key.Binding{
-			{pause, step, quit},
-			{k.NextPane, k.PrevPane, k.Help},
-			{k.Up, k.Down, k.PageUp, k.PageDown},
-			{k.Top, k.Bottom},
-		},
+	full := [][]key.Binding{
+		{pause, step, quit},
+		{k.NextPane, k.PrevPane, k.Help},
+		{k.Up, k.Down, k.PageUp, k.PageDown},
+		{k.Top, k.Bottom},
 	}
+	if m.many() {
+		short = append([]key.Binding{k.NextPhone}, short...)
+		full = append(full, []key.Binding{k.NextPhone, k.PrevPhone})
+	}
+	return helpKeys{short: short, full: full}
 }

@@ -152,7 +152,7 @@ func (p *phoneReplay) do(plan *replay.Plan, source, note string) error {
 		rec, q, err = recordTo(o.record, recording.Header{
 			Created: d.clock().UTC(), Task: plan.Task, Model: source, Device: devName,
 			Scripted: strings.HasPrefix(modelName, "script:"), Note: note,
-		})
+		}, "")
 		if err != nil {
 			return err
 		}
@@ -170,7 +170,7 @@ func (p *phoneReplay) do(plan *replay.Plan, source, note string) error {
 		case ui != nil:
 			rc.Approver, rc.Hold, rc.ConsultAlways = ui.Approve, ui.Hold, true
 		case o.step:
-			rc.Approver = lineApprover(d.stdin, d.stderr)
+			rc.Approver = lineApprover(d.stdin, d.stderr, false)
 		}
 		res = replay.Run(ctx, rc)
 		return &res.Run, nil

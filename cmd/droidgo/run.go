@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -30,7 +32,11 @@ import (
 type runOptions struct {
 	d *deps
 
-	task          string
+	task string
+	// sims and devices are run's phones (repeatable flags); sim and
+	// device are the one phone of a replay on a phone (phoneReplay).
+	sims          []string
+	devices       []string
 	sim           string
 	device        string
 	model         string
@@ -88,8 +94,8 @@ usage or configuration error.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.sim, "sim", "", "run on the simulated phone of scenario `NAME` (see 'droidgo sim list')")
-	f.StringVarP(&o.device, "device", "s", "", "run on the ADB device with this `SERIAL`")
+	f.StringArrayVar(&o.sims, "sim", nil, "run on the simulated phone of scenario `NAME` (see 'droidgo sim list'); repeat it for several phones")
+	f.StringArrayVarP(&o.devices, "device", "s", nil, "run on the ADB device with this `SERIAL`; repeat it for several phones, or all for every attached one")
 	f.StringVarP(&o.model, "model", "m", "", "the model: script:FILE[?pace=DUR], a GGUF file or an HF directory")
 	f.StringVar(&o.endpoint, "endpoint", "", "use the OpenAI-compatible server at `URL` (vLLM, SGLang, llama-server, ollama) instead of a model file")
 	f.StringVar(&o.modelName, "model-name", "", "the model's `NAME` on the --endpoint server (default: the only one it serves; several is an error)")
@@ -120,7 +126,7 @@ func (o *runOptions) settings() (*config.Config, error) {
 		{"model", "model", o.model},
 		{"endpoint", "endpoint", o.endpoint},
 		{"model_name", "model-name", o.modelName},
-		{"device", "device", o.device},
+		{"device", "device", cmp.Or(o.device, singleDevice(o.devices))},
 		{"max_steps", "max-steps", fmt.Sprint(o.maxSteps)},
 		{"think", "no-think", fmt.Sprint(!o.noThink)},
 		{"think_budget", "think-budget", fmt.Sprint(o.thinkBudget)},
@@ -131,7 +137,7 @@ func (o *runOptions) settings() (*config.Config, error) {
 		{"seed", "seed", fmt.Sprint(o.sampling.seed)},
 	}
 	for _, fl := range flags {
-		if o.set[fl.flag] {
+		if o.set[fl.flag] && !(fl.key == "device" && fl.value == "") {
 			if err := cfg.SetFlag(fl.key, fl.value, fl.flag); err != nil {
 				return nil, usageErr(err)
 			}
@@ -141,6 +147,15 @@ func (o *runOptions) settings() (*config.Config, error) {
 		cfg.Sensitive = []string{}
 	}
 	return cfg, nil
+}
+
+// singleDevice is the one serial --device gave, or "" when it gave
+// several (or all): the device setting names one phone.
+func singleDevice(devices []string) string {
+	if len(devices) == 1 && devices[0] != "all" {
+		return devices[0]
+	}
+	return ""
 }
 
 // samplingFlags are the sampling settings' flags of run and eval.
@@ -242,91 +257,112 @@ func runRun(o *runOptions) error {
 	ctx, cancel := context.WithCancel(d.ctx)
 	defer cancel()
 
-	if o.sim != "" && o.set["device"] {
-		return usageErr(errors.New("--sim and --device cannot be used together"))
-	}
-	dev, devName, err := d.openDevice(ctx, o.sim, cfg.Device)
-	if err != nil {
-		o.recordSetupFailure(cfg, err)
-		return err
-	}
-	defer closeDevice(dev)
-	task := strings.TrimSpace(o.task)
-	if task == "" {
-		if t, ok := dev.(interface{ Task() string }); ok {
-			task = t.Task()
-		}
-	}
-	if task == "" {
-		return usageErr(errors.New("no task given; say what to do, e.g. droidgo run \"Turn on Wi-Fi\""))
-	}
-	backend, err := d.chooseModel(ctx, cfg)
+	ts, err := o.targets(ctx, cfg.Device)
 	if err != nil {
 		return err
 	}
-	if c, ok := backend.(io.Closer); ok {
-		defer c.Close()
+	phones, err := d.openPhones(ctx, ts)
+	if err != nil {
+		if len(ts) == 1 {
+			o.recordSetupFailure(cfg, err)
+		}
+		return err
 	}
-
-	lc := cfg.Loop()
-	lc.Task, lc.Device, lc.DeviceName, lc.Model = task, dev, devName, backend
-	lc.StepMode = o.step
-	lc.Now, lc.Sleep = d.now, d.sleep
-	if o.poll > 0 {
-		lc.PollInterval = o.poll
-	} else if o.sim != "" {
-		lc.PollInterval = loop.SimulatedPollInterval
-	}
-	if s, ok := dev.(interface{ Success() bool }); ok {
-		// The simulator checks its scenario's task, whatever the user
-		// asked: the message quotes that check, and a different task is
-		// warned about before the run starts.
-		checks := task
-		if t, ok := dev.(interface{ Task() string }); ok && t.Task() != "" {
-			checks = t.Task()
-			if !sameTask(task, checks) {
-				lc.Warnings = append(lc.Warnings, fmt.Sprintf("the task is not scenario %s's task (%q): the simulator checks that one, so this run can succeed only if the model does it", o.sim, checks))
+	defer closePhones(phones)
+	for _, p := range phones {
+		p.task = strings.TrimSpace(o.task)
+		if p.task == "" {
+			if t, ok := p.dev.(interface{ Task() string }); ok {
+				p.task = t.Task()
 			}
 		}
-		lc.Verify = func(context.Context) error {
-			if !s.Success() {
-				return fmt.Errorf("the simulator's check for scenario %s (%q) does not hold", o.sim, checks)
-			}
-			return nil
+		if p.task == "" {
+			return usageErr(errors.New("no task given; say what to do, e.g. droidgo run \"Turn on Wi-Fi\""))
 		}
 	}
+	if err := recordPaths(o.record, phones); err != nil {
+		return err
+	}
+	models, err := d.runModels(ctx, cfg, len(phones))
+	if err != nil {
+		return err
+	}
+	defer models.close()
 
+	lcs := make([]loop.Config, len(phones))
 	var sinks sink.Set
-	var rec *recording.Writer
-	if o.record != "" {
-		var q *sink.Queue
-		rec, q, err = recordTo(o.record, recording.Header{
-			Created:  d.clock().UTC(),
-			Scripted: strings.HasPrefix(backend.Name(), "script:"),
-			Task:     task,
-			Model:    backend.Name(),
-			Device:   devName,
-			Note:     recordingNote(backend.Name()),
-		})
+	var recs []*recording.Writer
+	names := make([]string, len(phones))
+	for i, p := range phones {
+		names[i] = p.name
+		backend, err := models.open(ctx, p)
 		if err != nil {
 			return err
 		}
-		sinks = append(sinks, q)
+		lc := cfg.Loop()
+		lc.Task, lc.Device, lc.DeviceName, lc.Model = p.task, p.dev, p.name, backend
+		lc.StepMode = o.step
+		lc.Now, lc.Sleep = d.now, d.sleep
+		if o.poll > 0 {
+			lc.PollInterval = o.poll
+		} else if p.sim != "" {
+			lc.PollInterval = loop.SimulatedPollInterval
+		}
+		if s, ok := p.dev.(interface{ Success() bool }); ok {
+			// The simulator checks its scenario's task, whatever the user
+			// asked: the message quotes that check, and a different task is
+			// warned about before the run starts.
+			checks := p.task
+			if t, ok := p.dev.(interface{ Task() string }); ok && t.Task() != "" {
+				checks = t.Task()
+				if !sameTask(p.task, checks) {
+					lc.Warnings = append(lc.Warnings, fmt.Sprintf("the task is not scenario %s's task (%q): the simulator checks that one, so this run can succeed only if the model does it", p.sim, checks))
+				}
+			}
+			sim := p.sim
+			lc.Verify = func(context.Context) error {
+				if !s.Success() {
+					return fmt.Errorf("the simulator's check for scenario %s (%q) does not hold", sim, checks)
+				}
+				return nil
+			}
+		}
+		lcs[i] = lc
+		if p.recPath != "" {
+			only := ""
+			if len(phones) > 1 {
+				only = p.name // each phone's recording holds its events only
+			}
+			rec, q, err := recordTo(p.recPath, recording.Header{
+				Created:  d.clock().UTC(),
+				Scripted: strings.HasPrefix(backend.Name(), "script:"),
+				Task:     p.task,
+				Model:    backend.Name(),
+				Device:   p.name,
+				Note:     recordingNote(backend.Name()),
+			}, only)
+			if err != nil {
+				closeRecordings(recs)
+				return err
+			}
+			recs = append(recs, rec)
+			sinks = append(sinks, q)
+		}
 	}
 
-	res, err := d.show(ctx, view{
-		json: o.json, noTUI: o.noTUI, sinks: sinks,
-		// The user can turn step mode on with a key, so the TUI sees
-		// every call (runLoop consults it always).
-		ui: tui.Options{Task: task, Device: devName, Model: backend.Name(), MaxSteps: cfg.MaxSteps, StepMode: o.step, EveryCall: true},
-	}, d.runLoop(lc, o.step))
-	if rec != nil {
-		// A recording that could not be written is lost work: the run
-		// fails whatever its result (show reported a failed write with
-		// how far the recording got).
-		if cerr := rec.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
+	// The user can turn step mode on with a key, so the TUI sees every
+	// call (runLoops consults it always).
+	uo := tui.Options{Task: phones[0].task, Device: phones[0].name, Model: lcs[0].Model.Name(), MaxSteps: cfg.MaxSteps, StepMode: o.step, EveryCall: true}
+	if len(phones) > 1 {
+		uo.Devices = names
+	}
+	results := make([]*loop.Result, len(phones))
+	res, err := d.show(ctx, view{json: o.json, noTUI: o.noTUI, sinks: sinks, devices: names, ui: uo}, d.runLoops(lcs, o.step, results))
+	// A recording that could not be written is lost work: the run fails
+	// whatever its result (show reported a failed write with how far the
+	// recording got).
+	if cerr := closeRecordings(recs); cerr != nil && err == nil {
+		err = cerr
 	}
 	if err != nil {
 		return err
@@ -338,9 +374,10 @@ func runRun(o *runOptions) error {
 }
 
 // recordTo starts the recording a --record flag names, and the queue in
-// front of it for view.sinks. A path that cannot be created is a usage
-// error; one that cannot be written (a full disk) is not.
-func recordTo(path string, h recording.Header) (*recording.Writer, *sink.Queue, error) {
+// front of it for view.sinks; only, when set, keeps the events of that
+// phone alone (a run on several phones). A path that cannot be created is
+// a usage error; one that cannot be written (a full disk) is not.
+func recordTo(path string, h recording.Header, only string) (*recording.Writer, *sink.Queue, error) {
 	rec, err := recording.Create(path, h)
 	var pe *fs.PathError
 	if err != nil && errors.As(err, &pe) && pe.Op == "open" {
@@ -349,7 +386,106 @@ func recordTo(path string, h recording.Header) (*recording.Writer, *sink.Queue, 
 	if err != nil {
 		return nil, nil, err
 	}
-	return rec, sink.New("recording "+path, rec.Consume, sink.Options{}), nil
+	consume := rec.Consume
+	if only != "" {
+		consume = func(ev loop.Event) error {
+			if ev.Device != only {
+				return nil
+			}
+			return rec.Consume(ev)
+		}
+	}
+	return rec, sink.New("recording "+path, consume, sink.Options{}), nil
+}
+
+// closeRecordings closes every recording and returns the first error.
+func closeRecordings(recs []*recording.Writer) error {
+	var first error
+	for _, r := range recs {
+		if err := r.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// runModels says where each phone's model comes from: one backend opened
+// once and shared by every phone (the engine serves their turns together),
+// except scripts, which play from their first turn for each phone (a
+// directory holds one per scenario or serial, NAME.txt, else default.txt).
+type runModels struct {
+	shared model.Backend
+	open   func(ctx context.Context, p *phone) (model.Backend, error)
+	closes []func()
+}
+
+func (m *runModels) close() {
+	for _, c := range m.closes {
+		c()
+	}
+}
+
+func (d *deps) runModels(ctx context.Context, cfg *config.Config, phones int) (*runModels, error) {
+	m := &runModels{}
+	keep := func(b model.Backend) {
+		if c, ok := b.(io.Closer); ok {
+			m.closes = append(m.closes, func() { c.Close() })
+		}
+	}
+	if spec, ok := strings.CutPrefix(cfg.Model, "script:"); ok && (phones > 1 || isDirSpec(spec)) && cfg.Sources["model"].Origin >= cfg.Sources["endpoint"].Origin {
+		if err := modelConflict(cfg); err != nil {
+			return nil, err
+		}
+		path, query, _ := strings.Cut(spec, "?")
+		if query != "" {
+			query = "?" + query
+		}
+		m.open = func(ctx context.Context, p *phone) (model.Backend, error) {
+			file := path
+			if isDirSpec(spec) {
+				file = phoneScript(path, p)
+			}
+			b, err := d.openModel(ctx, "script:"+file+query, cfg)
+			if err == nil {
+				keep(b)
+			}
+			return b, err
+		}
+		return m, nil
+	}
+	b, err := d.chooseModel(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	keep(b)
+	m.shared = b
+	m.open = func(context.Context, *phone) (model.Backend, error) { return b, nil }
+	return m, nil
+}
+
+// isDirSpec reports whether a script spec names a directory.
+func isDirSpec(spec string) bool {
+	path, _, _ := strings.Cut(spec, "?")
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// phoneScript picks a phone's script in a directory: SCENARIO.txt (or
+// SERIAL.txt), else default.txt.
+func phoneScript(dir string, p *phone) string {
+	name := p.sim
+	if name == "" {
+		name = p.fileName()
+	}
+	if f := filepath.Join(dir, name+".txt"); fileExists(f) {
+		return f
+	}
+	return filepath.Join(dir, "default.txt")
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // sameTask reports whether two task texts say the same, ignoring case,
@@ -393,23 +529,64 @@ func recordingNote(modelName string) string {
 	return ""
 }
 
-// runLoop plays the agent loop lc. Under the TUI the TUI approves, and is
-// asked before every action so step mode can be turned on mid-run;
-// without it, step mode asks on stdin.
-func (d *deps) runLoop(lc loop.Config, step bool) player {
+// runLoops plays one agent loop per phone, all at once, sharing emit (each
+// event names its phone). Under the TUI the TUI approves, and is asked
+// before every action so step mode can be turned on mid-run; without it,
+// step mode asks on stdin, naming the phone when there are several.
+// results receives each phone's result; the result returned is the run's:
+// a success only when every phone succeeded.
+func (d *deps) runLoops(lcs []loop.Config, step bool, results []*loop.Result) player {
 	return func(ctx context.Context, emit func(loop.Event), ui *tui.UI) (*loop.Result, error) {
-		lc.OnEvent = emit
-		switch {
-		case ui != nil:
-			lc.Approver = ui.Approve
-			lc.Hold = ui.Hold
-			lc.ConsultAlways = true
-		case step:
-			lc.Approver = lineApprover(d.stdin, d.stderr)
+		var ask loop.Approver
+		if ui == nil && step {
+			ask = lineApprover(d.stdin, d.stderr, len(lcs) > 1)
 		}
-		res := loop.Run(ctx, lc)
-		return &res, nil
+		var wg sync.WaitGroup
+		for i, lc := range lcs {
+			lc.OnEvent = emit
+			switch {
+			case ui != nil:
+				lc.Approver = ui.Approve
+				lc.Hold = ui.Hold
+				lc.ConsultAlways = true
+			case step:
+				lc.Approver = ask
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := loop.Run(ctx, lc)
+				results[i] = &res
+			}()
+		}
+		wg.Wait()
+		if len(results) == 1 {
+			return results[0], nil
+		}
+		return combined(lcs, results), nil
 	}
+}
+
+// combined is the result of a run on several phones: a success when every
+// phone succeeded, its reason naming each phone's.
+func combined(lcs []loop.Config, results []*loop.Result) *loop.Result {
+	all := &loop.Result{Success: true}
+	ok := 0
+	var parts []string
+	for i, r := range results {
+		all.Steps += r.Steps
+		all.Seconds = max(all.Seconds, r.Seconds)
+		verdict := "failure"
+		if r.Success {
+			ok++
+			verdict = "success"
+		} else {
+			all.Success = false
+		}
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", lcs[i].DeviceName, verdict, r.Reason))
+	}
+	all.Reason = fmt.Sprintf("%d of %d phones succeeded: %s", ok, len(results), strings.Join(parts, "; "))
+	return all
 }
 
 // printSummary leaves the result on the terminal once the UI is gone.
@@ -426,8 +603,9 @@ func printSummary(w io.Writer, res loop.Result) {
 	fmt.Fprintf(w, " — %s in %.1f s\n", loop.Steps(res.Steps), res.Seconds)
 }
 
-// lineApprover asks on the terminal's stdin for step mode without the TUI.
-func lineApprover(in io.Reader, out io.Writer) loop.Approver {
+// lineApprover asks on the terminal's stdin for step mode without the TUI;
+// with several phones the question names the phone.
+func lineApprover(in io.Reader, out io.Writer, many bool) loop.Approver {
 	out = termsafe.NewWriter(out) // the call and label are the model's and the screen's
 	br := bufio.NewReader(in)
 	var mu sync.Mutex
@@ -439,7 +617,11 @@ func lineApprover(in io.Reader, out io.Writer) loop.Approver {
 			if req.Label != "" {
 				label = fmt.Sprintf(" on %q", req.Label)
 			}
-			fmt.Fprintf(out, "approve %s%s (%s)? [y]es, [s]kip, [a]bort: ", req.Call.String(), label, req.Reason)
+			on := ""
+			if many {
+				on = req.Device + ": "
+			}
+			fmt.Fprintf(out, "%sapprove %s%s (%s)? [y]es, [s]kip, [a]bort: ", on, req.Call.String(), label, req.Reason)
 			line, err := readLine(ctx, br)
 			if err != nil {
 				if errors.Is(err, io.EOF) {

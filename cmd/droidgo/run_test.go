@@ -577,9 +577,9 @@ func TestRunWithTUI(t *testing.T) {
 	res, err := d.show(ctx, view{
 		ui:    tui.Options{Task: "Turn on Wi-Fi", Width: 100, Height: 30, EveryCall: true},
 		sinks: sink.Set{sink.New("quit", quit, sink.Options{})},
-	}, d.runLoop(loop.Config{
+	}, d.runLoops([]loop.Config{{
 		Task: "Turn on Wi-Fi", Device: dev, DeviceName: "sim:wifi", Model: backend, Think: true, PollInterval: time.Millisecond,
-	}, false))
+	}}, false, make([]*loop.Result, 1)))
 	if err != nil || res == nil || !res.Success || !finished {
 		t.Fatalf("result %+v, err %v, finished %v", res, err, finished)
 	}

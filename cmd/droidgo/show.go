@@ -23,6 +23,9 @@ type view struct {
 	// sinks receive every event, each behind its own queue (a
 	// recording); show drains them before it returns.
 	sinks sink.Set
+	// devices names the phones when the run has several: plain text
+	// then prefixes each line with its phone's name.
+	devices []string
 }
 
 // drainGrace is how long an interrupted command still waits for its
@@ -57,10 +60,18 @@ func (d *deps) show(ctx context.Context, v view, play player) (*loop.Result, err
 				fmt.Fprintln(termsafe.NewWriter(d.stdout), v.header)
 			}
 			consume = report.NewText(d.stdout).Consume
+			if len(v.devices) > 1 {
+				consume = newPhonesText(d.stdout, v.devices).Consume
+			}
 		}
 		queues = append(queues, sink.New("printing the run", consume, sink.Options{}))
 		res, err := play(ctx, queues.Event, nil)
-		return res, errors.Join(err, queues.Drain(outer, drainGrace))
+		err = errors.Join(err, queues.Drain(outer, drainGrace))
+		if res != nil && err == nil && !v.json && len(v.devices) > 1 {
+			// Each phone printed its result; this is the run's.
+			printSummary(d.stdout, *res)
+		}
+		return res, err
 	}
 	uo := v.ui
 	uo.Cancel, uo.In, uo.Out = cancel, d.stdin, terminalOut(d.stdout)
