@@ -38,6 +38,7 @@ type Settings struct {
 	Temperature float64  // sampling temperature; 0 is greedy decoding
 	TopP        float64  // nucleus sampling threshold
 	Seed        int      // sampling seed
+	Vote        int      // chains per turn that vote on the call (1: no vote)
 }
 
 // Key describes one setting.
@@ -73,6 +74,7 @@ var limits = map[string]limit{
 	"threads":     {min: 0, max: MaxThreads},
 	"temperature": {min: 0, max: MaxTemperature},
 	"top_p":       {min: 0, max: 1, above: true},
+	"vote":        {min: 1, max: loop.MaxVote},
 }
 
 // MaxTemperature bounds the temperature setting: beyond 2 (the OpenAI
@@ -110,6 +112,7 @@ var Keys = []Key{
 	{"temperature", "DROIDGO_TEMPERATURE", "float", formatFloat(DefaultTemperature), "sampling temperature of the model's turns (0: greedy, always the most likely token)", func(s *Settings) any { return &s.Temperature }},
 	{"top_p", "DROIDGO_TOP_P", "float", formatFloat(DefaultTopP), "nucleus sampling: draw from the most likely tokens that make up this much probability (1: all)", func(s *Settings) any { return &s.TopP }},
 	{"seed", "DROIDGO_SEED", "int", "0", "sampling seed: the same seed, model and screens give the same run (eval derives each task's and repeat's seed from it)", func(s *Settings) any { return &s.Seed }},
+	{"vote", "DROIDGO_VOTE", "int", "1", "thinking chains per step, decoded together from the same prompt; the call most of them agree on is taken (1: one chain)", func(s *Settings) any { return &s.Vote }},
 }
 
 // Config is the effective settings and where each came from.
@@ -508,12 +511,18 @@ func (c *Config) Value(name string) string {
 // clock and the consumers. The token bound of a turn is the loop's rule
 // (loop.TurnTokens), applied where MaxTokens is left 0.
 func (s *Settings) Loop() loop.Config {
-	return loop.Config{
+	lc := loop.Config{
 		MaxSteps:    s.MaxSteps,
 		Think:       s.Think,
 		ThinkBudget: s.ThinkBudget,
 		Constrain:   s.Constrain,
 		Sensitive:   s.Sensitive,
 		Sampling:    model.Sampling{Temperature: s.Temperature, TopP: s.TopP, Seed: uint64(s.Seed)},
+		Vote:        s.Vote,
 	}
+	if s.Vote > 1 && s.Temperature == 0 {
+		// Greedy chains all say the same.
+		lc.Warnings = append(lc.Warnings, fmt.Sprintf("vote %d with temperature 0: greedy decoding gives every chain the same answer, so the vote only costs time", s.Vote))
+	}
+	return lc
 }

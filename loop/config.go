@@ -99,6 +99,12 @@ type Config struct {
 	// Constrain asks backends that can to limit the answer to a valid call
 	// (model.ChatRequest.Constrain), with the screen's indices.
 	Constrain bool
+	// Vote, above 1, is how many chains each turn generates at once from
+	// the same prompt, each with a seed of its own; the call is the one
+	// most chains agree on (ties: the chain that finished first). The
+	// first chain's tokens are shown; every chain is in the EvVote event.
+	// 0 or 1: one chain.
+	Vote int
 
 	// StepMode makes every action wait for Approver.
 	StepMode bool

@@ -119,21 +119,58 @@ func echoAnswer(answer string) string {
 }
 
 // ask runs one turn (twice when the thinking budget forces thinking off)
-// and parses it. problems says why no call came out; answer is the text
-// after the reasoning.
+// and parses it; with Config.Vote, several chains vote (askVote). problems
+// says why no call came out; answer is the text after the reasoning.
 func (r *runner) ask(ctx context.Context, msgs []model.Message) (call *action.Call, problems []string, answer string, err error) {
-	think := r.cfg.Think
-	t, err := r.generate(ctx, msgs, think)
+	if r.cfg.Vote > 1 {
+		return r.askVote(ctx, msgs)
+	}
+	t, think, err := r.turnOf(ctx, msgs, chain{sampling: r.cfg.Sampling, show: true, stats: true})
 	if err != nil {
 		return nil, nil, "", err
 	}
+	calls, info := r.parsed(t, think)
+	if len(calls) == 0 {
+		r.emit(Event{Type: EvToolCall, Parse: info})
+		return nil, info.Errors, t.content, nil
+	}
+	c := calls[0]
+	r.emit(Event{Type: EvToolCall, Call: &c, Parse: info})
+	return &c, nil, t.content, nil
+}
+
+// chain says how one turn is generated: its sampling, whether its tokens
+// and warnings are shown (show) and whether its statistics are (a vote
+// shows the first chain's tokens and the statistics of all chains).
+type chain struct {
+	sampling    model.Sampling
+	show, stats bool
+}
+
+// turnOf generates one turn, and again with thinking off when the backend
+// could not close the reasoning at its budget; think says whether the turn
+// that counts had thinking on.
+func (r *runner) turnOf(ctx context.Context, msgs []model.Message, ch chain) (t turn, think bool, err error) {
+	think = r.cfg.Think
+	t, err = r.generate(ctx, msgs, think, ch)
+	if err != nil {
+		return turn{}, false, err
+	}
 	if t.retryNoThink {
-		r.warn("the backend cannot close the reasoning; asking again with thinking off")
+		if ch.show {
+			r.warn("the backend cannot close the reasoning; asking again with thinking off")
+		}
 		think = false
-		if t, err = r.generate(ctx, msgs, false); err != nil {
-			return nil, nil, "", err
+		if t, err = r.generate(ctx, msgs, false, ch); err != nil {
+			return turn{}, false, err
 		}
 	}
+	return t, think, nil
+}
+
+// parsed recovers a turn's calls, coerced to the tools, with how they were
+// found. The calls are the usable ones, in order; the first counts.
+func (r *runner) parsed(t turn, think bool) ([]action.Call, *ParseInfo) {
 	raw := t.raw(think)
 	info := &ParseInfo{Raw: raw}
 	var calls []action.Call
@@ -173,29 +210,26 @@ func (r *runner) ask(ctx context.Context, msgs []model.Message) (call *action.Ca
 		if info.Format == "" {
 			info.Format = string(toolparse.FormatNone)
 		}
-		r.emit(Event{Type: EvToolCall, Parse: info})
-		return nil, info.Errors, t.content, nil
+		return nil, info
 	}
 	if len(calls) > 1 {
 		info.Recoveries = append(info.Recoveries, fmt.Sprintf("kept the first of %d calls", len(calls)))
 	}
-	c := calls[0]
-	if c.Arguments == nil {
-		c.Arguments = map[string]any{}
+	if calls[0].Arguments == nil {
+		calls[0].Arguments = map[string]any{}
 	}
-	r.emit(Event{Type: EvToolCall, Call: &c, Parse: info})
-	return &c, nil, t.content, nil
+	return calls, info
 }
 
-// generate streams one turn, emitting its tokens, and enforces the
-// thinking budget.
-func (r *runner) generate(ctx context.Context, msgs []model.Message, think bool) (turn, error) {
+// generate streams one turn, emitting its tokens and statistics as ch
+// says, and enforces the thinking budget.
+func (r *runner) generate(ctx context.Context, msgs []model.Message, think bool, ch chain) (turn, error) {
 	req := model.ChatRequest{
 		Messages:  msgs,
 		Tools:     r.cfg.Tools,
 		Think:     think,
 		MaxTokens: r.cfg.MaxTokens,
-		Sampling:  r.cfg.Sampling,
+		Sampling:  ch.sampling,
 		Constrain: r.cfg.Constrain,
 	}
 	if r.screen != nil {
@@ -230,14 +264,18 @@ func (r *runner) generate(ctx context.Context, msgs []model.Message, think bool)
 		if d.Reasoning != "" {
 			reasoning.WriteString(d.Reasoning)
 			thinkTokens++
-			r.emit(Event{Type: EvThinking, Text: d.Reasoning})
+			if ch.show {
+				r.emit(Event{Type: EvThinking, Text: d.Reasoning})
+			}
 		}
 		if d.ReasoningClosed {
 			t.closed = true
 		}
 		if d.Content != "" {
 			content.WriteString(d.Content)
-			r.emit(Event{Type: EvAnswer, Text: d.Content})
+			if ch.show {
+				r.emit(Event{Type: EvAnswer, Text: d.Content})
+			}
 		}
 		t.calls = append(t.calls, d.ToolCalls...)
 		// A delta is usually one token; a backend that batches tokens
@@ -249,10 +287,14 @@ func (r *runner) generate(ctx context.Context, msgs []model.Message, think bool)
 			err := st.CloseReasoning()
 			switch {
 			case err == nil:
-				r.warn(fmt.Sprintf("thinking reached the budget of %d tokens; closing the reasoning", r.cfg.ThinkBudget))
+				if ch.show {
+					r.warn(fmt.Sprintf("thinking reached the budget of %d tokens; closing the reasoning", r.cfg.ThinkBudget))
+				}
 			case errors.Is(err, model.ErrUnsupported):
 				t.stats = st.Stats()
-				r.emitStats(t.stats)
+				if ch.stats {
+					r.emitStats(t.stats)
+				}
 				t.reasoning = reasoning.String()
 				t.retryNoThink = true
 				return t, nil
@@ -264,8 +306,10 @@ func (r *runner) generate(ctx context.Context, msgs []model.Message, think bool)
 	t.reasoning = reasoning.String()
 	t.content = content.String()
 	t.stats = st.Stats()
-	r.emitStats(t.stats)
-	if t.stats.Stopped != "" {
+	if ch.stats {
+		r.emitStats(t.stats)
+	}
+	if t.stats.Stopped != "" && ch.show {
 		r.warn(t.stats.Stopped)
 	}
 	return t, nil

@@ -24,6 +24,7 @@ const (
 	EvThinking     EventType = "thinking"      // Step, Text: a reasoning token (may be coalesced)
 	EvAnswer       EventType = "answer"        // Step, Text: an answer token (may be coalesced)
 	EvModelStats   EventType = "model_stats"   // Step, Stats
+	EvVote         EventType = "vote"          // Step, Vote: every chain of a voted turn (Config.Vote) and the call chosen; the tool_call event follows
 	EvToolCall     EventType = "tool_call"     // Step, Call, Parse (Call is nil when nothing usable was found; Parse.Errors says why)
 	EvApproval     EventType = "approval"      // Step, Call, Approval, Text: the call waits for the user; Approval says why, Text in words
 	EvAction       EventType = "action"        // Step, Call, Outcome, Detail, Error
@@ -109,6 +110,31 @@ type StatsInfo struct {
 	TokensPerSecond float64 `json:"tokens_per_second"`
 }
 
+// VoteInfo is how a voted turn chose its call (Config.Vote): every chain,
+// and the call of the majority.
+type VoteInfo struct {
+	Chains []ChainInfo `json:"chains"`
+	// Winner is the chain whose call was taken: of the calls most chains
+	// agree on, the one whose first chain finished first; -1 when no
+	// chain had a usable call. Votes is how many chains gave that call.
+	Winner int `json:"winner"`
+	Votes  int `json:"votes"`
+}
+
+// ChainInfo is one chain of a voted turn.
+type ChainInfo struct {
+	Seed uint64 `json:"seed"`
+	// Call is the chain's usable call (nil when it had none; Parse says
+	// why).
+	Call  *action.Call `json:"call,omitempty"`
+	Parse *ParseInfo   `json:"parse"`
+	// Finished is the order the chain ended in (1: first); 0 for a chain
+	// whose stream failed (Error).
+	Finished        int    `json:"finished,omitempty"`
+	GeneratedTokens int    `json:"generated_tokens"`
+	Error           string `json:"error,omitempty"`
+}
+
 // Result is how a run ended.
 type Result struct {
 	Success bool    `json:"success"`
@@ -149,6 +175,7 @@ type Event struct {
 	Error   string          `json:"error,omitempty"`
 	Changed *bool           `json:"changed,omitempty"`
 	Result  *Result         `json:"result,omitempty"`
+	Vote    *VoteInfo       `json:"vote,omitempty"`
 
 	// Messages is the conversation of an EvPrompt event.
 	Messages []model.Message `json:"messages,omitempty"`

@@ -106,6 +106,10 @@ func (t *Text) Event(ev loop.Event) {
 			}
 		}
 		fmt.Fprintln(w)
+	case loop.EvVote:
+		if v := ev.Vote; v != nil {
+			fmt.Fprintf(w, "  vote:     %s\n", v.Summary())
+		}
 	case loop.EvApproval:
 		fmt.Fprintf(w, "  approval: %s%s waits for approval: %s\n", callText(ev), t.label(ev.Element), ev.Text)
 	case loop.EvAction:

@@ -66,6 +66,7 @@ type stepEntry struct {
 	parseErrs  []string
 	changed    *bool
 	notes      []string // why the step's call waited for approval
+	vote       string   // how the chains of a voted turn agreed
 	warnings   []string
 	stats      *loop.StatsInfo
 }
@@ -616,6 +617,10 @@ func (m *ui) applyTo(it item) {
 		if ev.Parse != nil {
 			e.recoveries = append(e.recoveries, ev.Parse.Recoveries...)
 			e.parseErrs = append(e.parseErrs, ev.Parse.Errors...)
+		}
+	case loop.EvVote:
+		if ev.Vote != nil {
+			m.entry(ev.Step).vote = ev.Vote.Summary()
 		}
 	case loop.EvApproval:
 		if ev.Element != nil {

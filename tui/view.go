@@ -438,6 +438,9 @@ func (m *ui) timelineLines(width int) []string {
 		if e.call != nil || e.step > 0 {
 			out = append(out, head)
 		}
+		if e.vote != "" {
+			sub("≡", m.st.faint.Render, "vote: "+e.vote)
+		}
 		if len(e.recoveries) > 0 {
 			sub("↻", m.st.recovery.Render, "recovered: "+strings.Join(e.recoveries, ", "))
 		}

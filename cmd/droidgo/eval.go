@@ -162,6 +162,9 @@ func runEval(o *evalOptions) error {
 
 	ctx, cancel := context.WithCancel(d.ctx)
 	defer cancel()
+	if err := checkVote(cfg); err != nil {
+		return err
+	}
 	var models eval.ModelFunc
 	var replays eval.ReplayFunc
 	name := "replay:" + o.replay

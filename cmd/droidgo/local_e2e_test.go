@@ -235,3 +235,68 @@ func commonPrefix(a, b []int) int {
 	}
 	return n
 }
+
+// TestRunVoteLocalModel: with --vote 3 every turn of a run on the in-process
+// engine is three chains; the vote events hold them all (distinct seeds,
+// each a usable call under the constraint), the call of each step is the
+// winner's, and the plain output says how the chains voted.
+func TestRunVoteLocalModel(t *testing.T) {
+	t.Parallel()
+	path := localtest.Model(t, 9)
+	r := newHarness(t).run(context.Background(), "run", "--sim", "wifi", "--model", path, "--json", "--max-steps", "2", "--think-budget", "8", "--vote", "3", "--seed", "5")
+	if r.code != 0 && r.code != 1 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var votes []*loop.VoteInfo
+	var calls []*action.Call
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev loop.Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("bad JSON line %q: %v", line, err)
+		}
+		switch ev.Type {
+		case loop.EvVote:
+			votes = append(votes, ev.Vote)
+		case loop.EvToolCall:
+			if len(votes) != len(calls)+1 {
+				t.Fatalf("a tool_call without its vote before it")
+			}
+			calls = append(calls, ev.Call)
+		}
+	}
+	if len(votes) == 0 {
+		t.Fatalf("no vote events:\n%s", r.stdout)
+	}
+	for i, v := range votes {
+		seeds := map[uint64]bool{}
+		for _, c := range v.Chains {
+			seeds[c.Seed] = true
+			if c.Call == nil || c.Parse == nil || c.Parse.Raw == "" {
+				t.Errorf("vote %d: chain %+v", i, c)
+			}
+		}
+		if len(v.Chains) != 3 || len(seeds) != 3 || v.Winner < 0 || v.Votes < 1 {
+			t.Fatalf("vote %d: %+v", i, v)
+		}
+		if calls[i] == nil || calls[i].String() != v.Chains[v.Winner].Call.String() {
+			t.Errorf("step call %v is not the winner's %v", calls[i], v.Chains[v.Winner].Call)
+		}
+	}
+	plain := newHarness(t).run(context.Background(), "run", "--sim", "wifi", "--model", path, "--no-tui", "--max-steps", "1", "--think-budget", "8", "--vote", "2")
+	if !strings.Contains(plain.stdout, "  vote:     ") || !strings.Contains(plain.stdout, " of 2 chains") {
+		t.Errorf("no vote line:\n%s", plain.stdout)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", scriptFor("wifi", "0"), "--vote", "2"}, "needs a model that samples"},
+		{[]string{"--model", path, "--vote", "17"}, "vote"},
+		{[]string{"--model", path, "--vote", "0"}, "vote"},
+	} {
+		r := newHarness(t).run(context.Background(), append([]string{"run", "--sim", "wifi", "--no-tui"}, tc.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, %s", tc.args, r.code, r.stderr)
+		}
+	}
+}

@@ -135,6 +135,7 @@ func (o *runOptions) settings() (*config.Config, error) {
 		{"temperature", "temperature", fmt.Sprint(o.sampling.temperature)},
 		{"top_p", "top-p", fmt.Sprint(o.sampling.topP)},
 		{"seed", "seed", fmt.Sprint(o.sampling.seed)},
+		{"vote", "vote", fmt.Sprint(o.sampling.vote)},
 	}
 	for _, fl := range flags {
 		if o.set[fl.flag] && !(fl.key == "device" && fl.value == "") {
@@ -158,16 +159,18 @@ func singleDevice(devices []string) string {
 	return ""
 }
 
-// samplingFlags are the sampling settings' flags of run and eval.
+// samplingFlags are the flags of run and eval that say how a step's call
+// is drawn: the sampling settings, and the vote of several chains.
 type samplingFlags struct {
 	temperature, topP float64
-	seed              int
+	seed, vote        int
 }
 
 func (s *samplingFlags) add(f *pflag.FlagSet) {
 	f.Float64Var(&s.temperature, "temperature", config.DefaultTemperature, "sampling temperature (0: greedy, always the most likely token)")
 	f.Float64Var(&s.topP, "top-p", config.DefaultTopP, "nucleus sampling: draw from the most likely tokens that make up this much probability")
 	f.IntVar(&s.seed, "seed", 0, "sampling `SEED`: the same seed, model and screens give the same run")
+	f.IntVar(&s.vote, "vote", 1, "decode `N` thinking chains per step together and take the call most of them agree on (1: one chain)")
 }
 
 // chooseModel opens the model the settings name: a model (--model) or a
@@ -283,6 +286,9 @@ func runRun(o *runOptions) error {
 	if err := recordPaths(o.record, phones); err != nil {
 		return err
 	}
+	if err := checkVote(cfg); err != nil {
+		return err
+	}
 	models, err := d.runModels(ctx, cfg, len(phones))
 	if err != nil {
 		return err
@@ -396,6 +402,15 @@ func recordTo(path string, h recording.Header, only string) (*recording.Writer, 
 		}
 	}
 	return rec, sink.New("recording "+path, consume, sink.Options{}), nil
+}
+
+// checkVote refuses a vote over a script model: a script plays fixed
+// turns in order, so each chain would take the next one.
+func checkVote(cfg *config.Config) error {
+	if cfg.Vote > 1 && strings.HasPrefix(cfg.Model, "script:") && cfg.Sources["model"].Origin >= cfg.Sources["endpoint"].Origin {
+		return usageErr(fmt.Errorf("--vote %d needs a model that samples: a script plays its turns in order, so each chain would take the next one", cfg.Vote))
+	}
+	return nil
 }
 
 // closeRecordings closes every recording and returns the first error.
