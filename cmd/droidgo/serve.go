@@ -164,9 +164,6 @@ func runServe(o *serveOptions) error {
 	url := "http://" + hostURL(ln.Addr()) + "/v1"
 	fmt.Fprintf(d.stdout, "serving %s as %q on %s (parallel %d)\n", backend.Name(), srv.ModelID(), url, o.parallel)
 	fmt.Fprintf(d.stdout, "try: droidgo run \"Turn on Wi-Fi\" --sim wifi --endpoint %s   (Ctrl-C to stop)\n", url)
-	if o.parallel > 1 && strings.HasPrefix(backend.Name(), "spark:") {
-		fmt.Fprintf(d.stderr, "droidgo: note: the in-process engine serves one request at a time; --parallel %d only lets the requests wait inside it\n", o.parallel)
-	}
 	if ip := net.ParseIP(o.host); (ip == nil || !ip.IsLoopback()) && key == "" {
 		fmt.Fprintf(d.stderr, "droidgo: warning: listening on %s without an API key: anyone who can reach it can use the model (set --api-key)\n", o.host)
 	}
