@@ -186,15 +186,8 @@ func (c *Config) setDefaults() {
 	if c.Sensitive == nil {
 		c.Sensitive = DefaultSensitive
 	}
-	if c.PollInterval <= 0 {
-		c.PollInterval = DefaultPollInterval
-	}
-	if c.SettleTimeout <= 0 {
-		c.SettleTimeout = DefaultSettleTimeout
-	}
-	if c.DumpRetries <= 0 {
-		c.DumpRetries = DefaultDumpRetries
-	}
+	// PollInterval, SettleTimeout and DumpRetries are Settle's
+	// (ReadOptions), which gives a zero its default.
 	if c.History <= 0 {
 		c.History = DefaultHistory
 	}
