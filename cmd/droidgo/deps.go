@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/droidgo/droidgo/config"
 	"github.com/droidgo/droidgo/device"
 	"github.com/droidgo/droidgo/device/adb"
+	"github.com/droidgo/droidgo/device/local"
 	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/hub"
@@ -51,6 +53,13 @@ type deps struct {
 	openADB func(ctx context.Context, serial string) (device.Device, string, error)
 	// openSim opens the simulator scenario with the given name.
 	openSim func(ctx context.Context, scenario string) (device.Device, error)
+	// openLocal opens the phone droidgo runs on (--device local).
+	openLocal func(ctx context.Context) (device.Device, error)
+	// onPhone reports whether droidgo runs on an Android phone (its
+	// properties, when it does) and whether as a user that may drive it
+	// (the shell user adb starts programs as, or root): then the phone
+	// itself is the default device.
+	onPhone func(ctx context.Context) (props local.Props, isPhone, canDrive bool)
 	// modelOpeners open a model backend from a --model value with the
 	// command's settings (the configuration merged with its flags). The
 	// key is the scheme before the first colon ("script"); "file" opens a
@@ -95,6 +104,20 @@ func newDeps(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *de
 			serial = d.getenv("ANDROID_SERIAL") // what adb.Open would read itself
 		}
 		return openADBDevice(ctx, d.adbClient, serial, 0)
+	}
+	d.openLocal = func(context.Context) (device.Device, error) { return local.Open() }
+	var phoneOnce sync.Once
+	var phone struct {
+		props        local.Props
+		is, canDrive bool
+	}
+	d.onPhone = func(ctx context.Context) (local.Props, bool, bool) {
+		phoneOnce.Do(func() {
+			p, err := local.Probe(ctx)
+			phone.props, phone.is = p, err == nil
+			phone.canDrive = phone.is && local.CanDrive(os.Getuid())
+		})
+		return phone.props, phone.is, phone.canDrive
 	}
 	d.defaultModel = func() (string, bool) {
 		return d.hubClient().Find(hub.DefaultRepo, hub.DefaultQuant)
@@ -146,10 +169,13 @@ func openADBDevice(ctx context.Context, client func() (*adb.Client, error), seri
 }
 
 // openDevice opens the phone a command names: the simulator scenario sim
-// when it is set, else the ADB device serial. It returns the device and
-// its name for display and recordings ("sim:wifi", "emulator-5554 (Pixel
-// 7)"). An unknown scenario is a usage error; a device that cannot be
-// reached is not. run, screen and do all open their phone here.
+// when it is set, else the phone droidgo runs on for serial "local" (the
+// default there, when no serial and no ANDROID_SERIAL is given and droidgo
+// may drive it), else the ADB device serial. It returns the device and
+// its name for display and recordings ("sim:wifi", "this phone",
+// "emulator-5554 (Pixel 7)"). An unknown scenario is a usage error; a
+// device that cannot be reached is not. run, screen and do all open their
+// phone here.
 func (d *deps) openDevice(ctx context.Context, sim, serial string) (device.Device, string, error) {
 	if sim != "" {
 		dev, err := d.openSim(ctx, sim)
@@ -160,6 +186,18 @@ func (d *deps) openDevice(ctx context.Context, sim, serial string) (device.Devic
 			return nil, "", fmt.Errorf("open simulator scenario %q: %w", sim, err)
 		}
 		return dev, "sim:" + sim, nil
+	}
+	if serial == "" && d.getenv("ANDROID_SERIAL") == "" {
+		if _, _, canDrive := d.onPhone(ctx); canDrive {
+			serial = local.Serial
+		}
+	}
+	if serial == local.Serial {
+		dev, err := d.openLocal(ctx)
+		if err != nil {
+			return nil, "", err
+		}
+		return dev, local.Name, nil
 	}
 	dev, name, err := d.openADB(ctx, serial)
 	if err != nil {

@@ -54,7 +54,7 @@ model, so everything can be tried without a device or model weights.`,
 		Use:   "sim",
 		Short: "Scripted simulated phones: list scenarios, serve one over ADB",
 	}
-	simCmd.AddCommand(newSimListCmd(d), newSimServeCmd(d))
+	simCmd.AddCommand(newSimListCmd(d), newSimServeCmd(d), newSimUserlandCmd(d))
 	root.AddCommand(
 		newRunCmd(d),
 		newReplayCmd(d),

@@ -16,6 +16,7 @@ import (
 
 	"github.com/droidgo/droidgo/config"
 	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/device/local"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/recording"
 	"github.com/droidgo/droidgo/simulator"
@@ -128,6 +129,8 @@ func (h *harness) deps(ctx context.Context, stdin io.Reader, stdout, stderr io.W
 	if h.clock != nil {
 		d.now, d.sleep = h.clock.Now, h.clock.Sleep
 	}
+	// The tests run on a computer, whatever its PATH holds.
+	d.onPhone = func(context.Context) (local.Props, bool, bool) { return local.Props{}, false, false }
 	d.openSim = func(_ context.Context, name string) (device.Device, error) {
 		p, err := simulator.Load(name)
 		if err != nil {

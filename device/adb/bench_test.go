@@ -44,16 +44,3 @@ func BenchmarkTapOverADB(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkQuoteTypeArg(b *testing.B) {
-	text := `Meet at 7 o'clock; bring "snacks" & $5 (cash) | ok?`
-	for b.Loop() {
-		arg, err := adb.InputTextArg(text)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := adb.ShellLine("input", "text", arg); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

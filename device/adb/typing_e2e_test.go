@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droidgo/droidgo/device/adb"
+	"github.com/droidgo/droidgo/device/shell"
 	"github.com/droidgo/droidgo/simulator/adbd"
 )
 
@@ -84,7 +84,7 @@ func TestAdversarialTyping(t *testing.T) {
 					t.Errorf("Type(%q) sent %q (argv %q, rejected %q), want one input text", text, c.Line, c.Argv, c.Rejected)
 					continue
 				}
-				if got := adb.DecodeInputText(c.Argv[2]); got != text {
+				if got := shell.DecodeInputText(c.Argv[2]); got != text {
 					t.Errorf("Type(%q): the phone's input decodes %q", text, got)
 				}
 				typed := r.phone.Typed()
@@ -105,7 +105,7 @@ func TestAdversarialTyping(t *testing.T) {
 					t.Errorf("Type(%q) without ADB Keyboard succeeded", text)
 				}
 				if strings.Contains(text, "\x00") {
-					if !errors.Is(err, adb.ErrNUL) {
+					if !errors.Is(err, shell.ErrNUL) {
 						t.Errorf("Type(%q) = %v, want ErrNUL", text, err)
 					}
 				} else if err != nil && !strings.Contains(err.Error(), "ADB Keyboard") {
@@ -156,7 +156,7 @@ func TestADBKeyboardTyping(t *testing.T) {
 			t.Errorf("Type(%q) sent %d broadcasts, want 1", text, broadcasts)
 		}
 	}
-	if err := d.Type(ctx, "a\x00b"); !errors.Is(err, adb.ErrNUL) {
+	if err := d.Type(ctx, "a\x00b"); !errors.Is(err, shell.ErrNUL) {
 		t.Errorf("Type with NUL = %v, want ErrNUL", err)
 	}
 }
@@ -170,7 +170,7 @@ func TestADBKeyboardInstalledNotActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := d.Type(ctx, "héllo")
-	if err == nil || !strings.Contains(err.Error(), "ime set "+adb.ADBKeyboardIME) {
+	if err == nil || !strings.Contains(err.Error(), "ime set "+shell.ADBKeyboardIME) {
 		t.Errorf("Type with ADB Keyboard inactive = %v, want the ime set command", err)
 	}
 	if len(r.phone.Typed()) != 0 {

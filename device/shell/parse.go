@@ -1,4 +1,4 @@
-package adb
+package shell
 
 import (
 	"fmt"
@@ -84,4 +84,11 @@ func ParsePackages(out string) []string {
 		}
 	}
 	return pkgs
+}
+
+func short(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
 }

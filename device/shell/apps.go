@@ -1,4 +1,4 @@
-package adb
+package shell
 
 import (
 	"sort"

@@ -1,4 +1,4 @@
-package adb_test
+package shell_test
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/droidgo/droidgo/device/adb"
+	"github.com/droidgo/droidgo/device/shell"
 	"github.com/droidgo/droidgo/simulator/adbd"
 )
 
@@ -32,13 +32,13 @@ func TestQuoteRealShell(t *testing.T) {
 	}
 	for _, sh := range shells {
 		for _, s := range quoteCases {
-			out, err := exec.Command(sh, "-c", "printf '%s' "+adb.Quote(s)).Output()
+			out, err := exec.Command(sh, "-c", "printf '%s' "+shell.Quote(s)).Output()
 			if err != nil {
-				t.Errorf("%s: printf %s: %v", sh, adb.Quote(s), err)
+				t.Errorf("%s: printf %s: %v", sh, shell.Quote(s), err)
 				continue
 			}
 			if string(out) != s {
-				t.Errorf("%s: Quote(%q) = %s came out as %q", sh, s, adb.Quote(s), out)
+				t.Errorf("%s: Quote(%q) = %s came out as %q", sh, s, shell.Quote(s), out)
 			}
 		}
 	}
@@ -47,7 +47,7 @@ func TestQuoteRealShell(t *testing.T) {
 func TestShellLineSplit(t *testing.T) {
 	for _, s := range quoteCases {
 		argv := []string{"input", "text", s, "x"}
-		line, err := adb.ShellLine(argv...)
+		line, err := shell.ShellLine(argv...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestShellLineSplit(t *testing.T) {
 			t.Errorf("Split(ShellLine(%q)) = %q, %v", argv, got, err)
 		}
 	}
-	if _, err := adb.ShellLine("echo", "a\x00b"); err == nil {
+	if _, err := shell.ShellLine("echo", "a\x00b"); err == nil {
 		t.Error("ShellLine accepted a NUL byte")
 	}
 }
@@ -69,12 +69,12 @@ func FuzzQuote(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if strings.IndexByte(s, 0) >= 0 {
-			if _, err := adb.ShellLine(s); err == nil {
+			if _, err := shell.ShellLine(s); err == nil {
 				t.Fatal("ShellLine accepted NUL")
 			}
 			return
 		}
-		got, err := adbd.Split("input text " + adb.Quote(s))
+		got, err := adbd.Split("input text " + shell.Quote(s))
 		if err != nil || len(got) != 3 || got[2] != s {
 			t.Fatalf("Split(quoted %q) = %q, %v", s, got, err)
 		}
@@ -98,12 +98,12 @@ func TestInputTextArg(t *testing.T) {
 		{"\x7f", "", false},
 	}
 	for _, tt := range tests {
-		got, err := adb.InputTextArg(tt.in)
+		got, err := shell.InputTextArg(tt.in)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("InputTextArg(%q) = %q, %v; want %q ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
-		if err == nil && adb.DecodeInputText(got) != tt.in {
-			t.Errorf("DecodeInputText(InputTextArg(%q)) = %q", tt.in, adb.DecodeInputText(got))
+		if err == nil && shell.DecodeInputText(got) != tt.in {
+			t.Errorf("DecodeInputText(InputTextArg(%q)) = %q", tt.in, shell.DecodeInputText(got))
 		}
 	}
 }
@@ -115,7 +115,7 @@ func FuzzInputText(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		arg, err := adb.InputTextArg(s)
+		arg, err := shell.InputTextArg(s)
 		printable := !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r > 0x7e })
 		if err != nil {
 			if printable && !strings.Contains(s, "%s") {
@@ -123,8 +123,8 @@ func FuzzInputText(f *testing.F) {
 			}
 			return
 		}
-		if strings.Contains(arg, " ") || adb.DecodeInputText(arg) != s {
-			t.Fatalf("InputTextArg(%q) = %q decodes to %q", s, arg, adb.DecodeInputText(arg))
+		if strings.Contains(arg, " ") || shell.DecodeInputText(arg) != s {
+			t.Fatalf("InputTextArg(%q) = %q decodes to %q", s, arg, shell.DecodeInputText(arg))
 		}
 	})
 }
@@ -135,7 +135,7 @@ func TestIsPackageName(t *testing.T) {
 		"settings": false, "com..x": false, "1com.x": false, "com.x;reboot": false, "com.x y": false,
 		"com.x\n": false, ".com.x": false, "com.x.": false,
 	} {
-		if got := adb.IsPackageName(s); got != want {
+		if got := shell.IsPackageName(s); got != want {
 			t.Errorf("IsPackageName(%q) = %v", s, got)
 		}
 	}
@@ -143,11 +143,24 @@ func TestIsPackageName(t *testing.T) {
 
 func TestQuoteSafeWordsUnchanged(t *testing.T) {
 	for _, s := range []string{"input", "tap", "540", "/sdcard/window_dump.xml", "com.android.settings", "android.intent.category.LAUNCHER"} {
-		if q := adb.Quote(s); q != s {
+		if q := shell.Quote(s); q != s {
 			t.Errorf("Quote(%q) = %q, want it unchanged", s, q)
 		}
 	}
-	if !bytes.Equal([]byte(adb.Quote("a b")), []byte("'a b'")) {
+	if !bytes.Equal([]byte(shell.Quote("a b")), []byte("'a b'")) {
 		t.Error("Quote(a b) not single-quoted")
+	}
+}
+
+func BenchmarkQuoteTypeArg(b *testing.B) {
+	text := `Meet at 7 o'clock; bring "snacks" & $5 (cash) | ok?`
+	for b.Loop() {
+		arg, err := shell.InputTextArg(text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := shell.ShellLine("input", "text", arg); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
