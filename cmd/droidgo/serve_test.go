@@ -182,6 +182,12 @@ func TestServeEvalParallel(t *testing.T) {
 		}
 		steps += tr.Steps
 	}
+	// The server logs a request when its handler returns, which can be
+	// after the client has read the last chunk: stopping the server waits
+	// for every handler, so the log is complete.
+	if sr := s.stop(); sr.code != 0 {
+		t.Errorf("serve: exit %d: %s", sr.code, sr.stderr)
+	}
 	lines := s.requestLines()
 	var answered, cut int
 	for _, l := range lines {
