@@ -32,6 +32,12 @@ type Param struct {
 	// (text to type); other string values are names and choices, which
 	// the parser trims.
 	Verbatim bool
+	// Default, when not nil, is the value of the argument when a call
+	// leaves it out: the schema still asks for it (Required), but a call
+	// without it is taken, not refused (toolparse.Coerce fills it in and
+	// says so; Validate accepts its absence). task_complete's summary is
+	// information, not a precondition.
+	Default any
 }
 
 // Tool is one action the model may call.
@@ -141,7 +147,7 @@ var Tools = []Tool{
 	{Name: Wait, Description: "Wait for the screen to change.",
 		Params: []Param{{Name: "seconds", Type: Number, Description: "seconds to wait", Required: true, Min: f(0), Max: f(30)}}},
 	{Name: TaskComplete, Description: "Declare the task finished, with a short summary of what was done.",
-		Params: []Param{{Name: "summary", Type: String, Description: "what was achieved", Required: true}}},
+		Params: []Param{{Name: "summary", Type: String, Description: "what was achieved", Required: true, Default: ""}}},
 }
 
 // Lookup returns the tool named name in tools.

@@ -9,7 +9,7 @@ import (
 
 // Validate checks a call whose arguments are already coerced (int64 for
 // integers, float64 for numbers, string for strings) against tools: the
-// tool exists, required arguments are present, no unknown argument is
+// tool exists, required arguments are present (or have a Default), no unknown argument is
 // given, types match, strings are among the allowed values and numbers are
 // within bounds. It does not convert anything (toolparse.Coerce does); checks
 // that depend on the screen, such as whether an index exists, are the
@@ -23,7 +23,7 @@ func Validate(call Call, tools []Tool) error {
 	for _, p := range t.Params {
 		v, ok := call.Arguments[p.Name]
 		if !ok || v == nil {
-			if p.Required {
+			if p.Required && p.Default == nil {
 				problems = append(problems, MissingMessage(t, p))
 			}
 			continue

@@ -635,3 +635,51 @@ func TestLoadPerturbed(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskCompleteWithoutSummary: task_complete() is a finished task with
+// an empty summary, not a refused call: a decision that wants it is fully
+// correct, a task already done succeeds, and a task whose answer must be
+// in the summary still fails. A call whose tool is right but whose
+// arguments the schema refuses scores the tool, never the action.
+func TestTaskCompleteWithoutSummary(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "screens", "a.xml"), tinyScreen)
+	write(t, filepath.Join(dir, "cases.jsonl"), strings.Join([]string{
+		`{"name":"done","screen":"screens/a.xml","task":"Make sure OK is there","accept":[{"name":"task_complete","arguments":{}}]}`,
+		`{"name":"tap-ok","screen":"screens/a.xml","task":"Tap OK","accept":[{"name":"tap","arguments":{"index":0}}]}`,
+	}, "\n"))
+	decisions, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts := t.TempDir()
+	bare := "Nothing to do.</think><tool_call>task_complete</tool_call>\n"
+	write(t, filepath.Join(scripts, "done.txt"), "--- turn\n"+bare)
+	write(t, filepath.Join(scripts, "tap-ok.txt"), "--- turn\nTap.</think><tool_call>tap</tool_call>\n")
+	write(t, filepath.Join(scripts, "airplane-already-off.txt"), "--- turn\n"+bare)
+	write(t, filepath.Join(scripts, "calc-already.txt"), "--- turn\n"+bare)
+	tasks := builtin(t, BuiltinTasks)
+	res := runSuites(t, []*Suite{tasks, decisions}, Options{Loop: loop.Config{Think: true}, Model: mustScripts(t, scripts),
+		Filter: regexp.MustCompile(`^(tasks/(airplane-already-off|calc-already)|.*/(done|tap-ok))$`)})
+	got := map[string]string{}
+	for _, r := range res.Tasks {
+		got[r.Name] = fmt.Sprintf("success=%v summary=%q", r.Success, r.Summary)
+		if r.Name == "calc-already" && !strings.Contains(r.Reason, "does not contain the answer") {
+			t.Errorf("calc-already: %q", r.Reason)
+		}
+	}
+	for _, r := range res.Decisions {
+		got[r.Name] = fmt.Sprintf("tool=%v action=%v call=%v refused=%v", r.ToolCorrect, r.ActionCorrect, r.Call != nil, r.Refused != nil)
+	}
+	want := map[string]string{
+		"airplane-already-off": `success=true summary=""`,
+		"calc-already":         `success=false summary=""`,
+		"done":                 "tool=true action=true call=true refused=false",
+		"tap-ok":               "tool=true action=false call=false refused=true",
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %s, want %s", k, got[k], w)
+		}
+	}
+}

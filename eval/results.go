@@ -73,10 +73,13 @@ type DecisionResult struct {
 	ToolCorrect   bool         `json:"tool_correct"`
 	ActionCorrect bool         `json:"action_correct"`
 	Call          *action.Call `json:"call"`
-	Seconds       float64      `json:"seconds"`
-	NotRun        bool         `json:"not_run,omitempty"`
-	Reason        string       `json:"reason,omitempty"`
-	Task          string       `json:"task,omitempty"`
+	// Refused is the model's call when the schema refused its arguments
+	// (Call is then null): its tool is scored, its action is not correct.
+	Refused *action.Call `json:"refused,omitempty"`
+	Seconds float64      `json:"seconds"`
+	NotRun  bool         `json:"not_run,omitempty"`
+	Reason  string       `json:"reason,omitempty"`
+	Task    string       `json:"task,omitempty"`
 }
 
 // Summary totals the results.

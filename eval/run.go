@@ -553,7 +553,7 @@ func runDecision(ctx context.Context, o Options, j job, r *DecisionResult) {
 		lc.DeviceName = "screen:" + c.Name
 		lc.MaxSteps = 1
 		lc.Previous = c.History
-		var call *action.Call
+		var call, refused *action.Call
 		answered := false
 		// The decision is the model's first answer, as in a single-screen
 		// study: the run stops there, so no corrective turn follows and
@@ -566,6 +566,9 @@ func runDecision(ctx context.Context, o Options, j job, r *DecisionResult) {
 				if ev.Call != nil {
 					cc := *ev.Call
 					call = &cc
+				} else if ev.Parse != nil && ev.Parse.Refused != nil {
+					rc := *ev.Parse.Refused
+					refused = &rc
 				}
 				stop()
 			}
@@ -579,9 +582,14 @@ func runDecision(ctx context.Context, o Options, j job, r *DecisionResult) {
 		if !answered {
 			return errors.New("the model gave no answer")
 		}
-		r.Call = call
-		if call != nil {
+		r.Call, r.Refused = call, refused
+		switch {
+		case call != nil:
 			r.ToolCorrect, r.ActionCorrect = Score(*call, c.Accept)
+		case refused != nil:
+			// The tool is the model's choice whatever its arguments; a
+			// call the schema refused is never the right action.
+			r.ToolCorrect, _ = Score(*refused, c.Accept)
 		}
 		return nil
 	})

@@ -173,7 +173,7 @@ func (r *runner) turnOf(ctx context.Context, msgs []model.Message, ch chain) (t 
 func (r *runner) parsed(t turn, think bool) ([]action.Call, *ParseInfo) {
 	raw := t.raw(think)
 	info := &ParseInfo{Raw: raw}
-	var calls []action.Call
+	var calls, refused []action.Call
 	if len(t.calls) > 0 {
 		// Calls a server parsed itself are checked and coerced like ours.
 		info.Format = "backend"
@@ -182,6 +182,9 @@ func (r *runner) parsed(t turn, think bool) ([]action.Call, *ParseInfo) {
 			info.Recoveries = append(info.Recoveries, rec...)
 			if err != nil {
 				info.Errors = append(info.Errors, err.Error())
+				if _, known := action.Lookup(r.cfg.Tools, fixed.Name); known {
+					refused = append(refused, fixed)
+				}
 				continue
 			}
 			calls = append(calls, fixed)
@@ -198,7 +201,7 @@ func (r *runner) parsed(t turn, think bool) ([]action.Call, *ParseInfo) {
 			// the backend did not split.
 			res = toolparse.Parse(t.content, opts)
 		}
-		calls = res.Calls
+		calls, refused = res.Calls, res.Refused
 		info.Format = string(res.Format)
 		info.Recoveries = res.Recoveries
 		info.Errors = res.Errors
@@ -209,6 +212,9 @@ func (r *runner) parsed(t turn, think bool) ([]action.Call, *ParseInfo) {
 		}
 		if info.Format == "" {
 			info.Format = string(toolparse.FormatNone)
+		}
+		if len(refused) > 0 {
+			info.Refused = &refused[0]
 		}
 		return nil, info
 	}

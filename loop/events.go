@@ -98,6 +98,10 @@ type ParseInfo struct {
 	Recoveries []string `json:"recoveries,omitempty"`
 	Errors     []string `json:"errors,omitempty"`
 	Raw        string   `json:"raw,omitempty"` // the raw model output of the turn
+	// Refused is the first call of a known tool whose arguments the
+	// schema refused, when no call was usable (Errors says why): a
+	// benchmark scores its tool, never its action.
+	Refused *action.Call `json:"refused,omitempty"`
 }
 
 // StatsInfo is the model cost of one turn.

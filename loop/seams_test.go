@@ -188,3 +188,13 @@ func TestExecute(t *testing.T) {
 		t.Errorf("a tap off the screen: %v", err)
 	}
 }
+
+// TestTaskCompleteWithoutSummary: task_complete() ends the run at once, as
+// a finished task with an empty summary, instead of costing a corrective
+// turn.
+func TestTaskCompleteWithoutSummary(t *testing.T) {
+	r := runTurns(t, nil, []string{thinkThen("Nothing to do.", "<tool_call>task_complete</tool_call>")}, nil)
+	if !r.res.Success || r.res.Summary != "" || r.res.Steps != 1 || len(r.of(EvPrompt)) != 1 {
+		t.Errorf("result %+v after %d prompts", r.res, len(r.of(EvPrompt)))
+	}
+}

@@ -85,11 +85,14 @@ func Coerce(call action.Call, tools []action.Tool) (action.Call, []string, error
 	for _, p := range t.Params {
 		v, ok := given[p.Name]
 		if !ok || v == nil {
-			if ok && !p.Required {
-				rec = append(rec, fmt.Sprintf("%s: %s was null; left it out", name, p.Name))
-			}
-			if p.Required {
+			switch {
+			case p.Required && p.Default != nil:
+				out.Arguments[p.Name] = p.Default
+				rec = append(rec, fmt.Sprintf("%s has no %s; took %s", name, p.Name, defaultText(p.Default)))
+			case p.Required:
 				problems = append(problems, action.MissingMessage(t, p))
+			case ok:
+				rec = append(rec, fmt.Sprintf("%s: %s was null; left it out", name, p.Name))
 			}
 			continue
 		}
@@ -111,6 +114,14 @@ func Coerce(call action.Call, tools []action.Tool) (action.Call, []string, error
 		return out, rec, fmt.Errorf("%s: %s", name, strings.Join(problems, "; "))
 	}
 	return out, rec, nil
+}
+
+// defaultText says what an argument left out was taken as.
+func defaultText(v any) string {
+	if v == "" {
+		return "it as empty"
+	}
+	return fmt.Sprintf("%v", v)
 }
 
 func plural(n int, one, many string) string {

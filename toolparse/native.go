@@ -29,6 +29,9 @@ type candidate struct {
 	notes      []string
 	// problem, when set, makes the candidate unusable whatever its name.
 	problem string
+	// inReasoning marks a call taken from the reasoning of an output
+	// whose reasoning never closed (its notes say so already).
+	inReasoning bool
 }
 
 // hasNativeTags reports whether text uses Spark's call tags at all.

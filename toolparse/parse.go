@@ -112,11 +112,12 @@ func parseParts(reasoning, content string, closed bool, tools []action.Tool, res
 				c.notes = append([]string{"the answer had no tool call but the reasoning did; used the last call written in the reasoning"}, c.notes...)
 			} else {
 				c.notes = append([]string{"the reasoning never closed (no </think>) and there was no answer; used the last tool call written in the reasoning"}, c.notes...)
+				c.inReasoning = true
 			}
 			cands = []candidate{c}
 		}
 	}
-	if !closed && len(cands) > 0 && !strings.Contains(strings.Join(cands[0].notes, " "), "never closed") {
+	if !closed && len(cands) > 0 && !cands[0].inReasoning {
 		// The call stood in the answer text before a <think> that then
 		// ran to the end of the output.
 		res.Recoveries = append(res.Recoveries, "the reasoning never closed (no </think>); used the call written before it")
@@ -137,6 +138,9 @@ func parseParts(reasoning, content string, closed bool, tools []action.Tool, res
 		res.Recoveries = append(res.Recoveries, rec...)
 		if err != nil {
 			res.Errors = append(res.Errors, err.Error())
+			if _, known := action.Lookup(tools, call.Name); known {
+				res.Refused = append(res.Refused, call)
+			}
 			continue
 		}
 		res.Calls = append(res.Calls, call)

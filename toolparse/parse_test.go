@@ -143,3 +143,34 @@ func TestRepeatedRecoveriesAreCounted(t *testing.T) {
 		t.Errorf("%d bytes allocated to parse %d bytes", allocs, len(in))
 	}
 }
+
+// TestUnclosedReasoningSaidOnce: an output whose reasoning never closed
+// gets one sentence saying so, whether the call came from the reasoning
+// or stood before it; which sentence is decided by where the call was
+// found, not by the words of the other (rewording one must not add the
+// other).
+func TestUnclosedReasoningSaidOnce(t *testing.T) {
+	call := "<tool_call>tap<arg_key>index</arg_key><arg_value>1</arg_value></tool_call>"
+	for _, c := range []struct {
+		name, out string
+		opts      Options
+		want      string
+	}{
+		{"call in the reasoning", "I will tap it. " + call, Options{InThinking: true}, "used the last tool call written in the reasoning"},
+		{"call before the reasoning", call + "<think>and then I thought on", Options{}, "used the call written before it"},
+	} {
+		res := Parse(c.out, c.opts)
+		if len(res.Calls) != 1 {
+			t.Fatalf("%s: %+v", c.name, res)
+		}
+		var unclosed []string
+		for _, r := range res.Recoveries {
+			if strings.Contains(r, "no </think>") {
+				unclosed = append(unclosed, r)
+			}
+		}
+		if len(unclosed) != 1 || !strings.Contains(unclosed[0], c.want) {
+			t.Errorf("%s: recoveries %q, want one naming %q", c.name, res.Recoveries, c.want)
+		}
+	}
+}

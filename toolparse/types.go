@@ -41,6 +41,11 @@ type Result struct {
 	Content string `json:"content"`
 	// Calls are the valid calls, coerced to the schema, in order.
 	Calls []action.Call `json:"calls"`
+	// Refused are the calls of a known tool whose arguments the schema
+	// refused (Errors says why), with the arguments that could be read:
+	// a benchmark scores their tool, never their action. (Not part of
+	// `droidgo parse`'s JSON, whose fields are a contract.)
+	Refused []action.Call `json:"-"`
 	// Format is the form of the first call found, valid or not, or
 	// FormatNone. Function-call syntax and bare command lines count as
 	// FormatBracket (the contract's formats are fixed).
