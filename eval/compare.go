@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/droidgo/droidgo/internal/termsafe"
 )
 
 // Comparison is two evaluations side by side.
@@ -199,7 +201,7 @@ func decisionOutcome(d DecisionResult) string {
 // files and are cleaned by the caller's writer policy: here they are
 // quoted when they hold control characters.
 func (c *Comparison) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "A: %s\nB: %s\n\n", printable(c.A), printable(c.B))
+	fmt.Fprintf(w, "A: %s\nB: %s\n\n", termsafe.Line(c.A), termsafe.Line(c.B))
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	if len(c.Tasks) > 0 {
 		fmt.Fprintln(tw, "TASK\tA\tB\t")
@@ -208,7 +210,7 @@ func (c *Comparison) WriteText(w io.Writer) {
 			if p.Changed {
 				mark = "changed"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(runName(p)), orDash(p.A), orDash(p.B), mark)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termsafe.Line(runName(p)), orDash(p.A), orDash(p.B), mark)
 		}
 		fmt.Fprintln(tw)
 	}
@@ -219,7 +221,7 @@ func (c *Comparison) WriteText(w io.Writer) {
 			if p.Changed {
 				mark = "changed"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(runName(p)), orDash(p.A), orDash(p.B), mark)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termsafe.Line(runName(p)), orDash(p.A), orDash(p.B), mark)
 		}
 		fmt.Fprintln(tw)
 	}
@@ -230,7 +232,7 @@ func (c *Comparison) WriteText(w io.Writer) {
 	var changed []string
 	for _, p := range append(append([]Pair{}, c.Tasks...), c.Decisions...) {
 		if p.Changed {
-			changed = append(changed, fmt.Sprintf("  %s: %s -> %s", printable(runName(p)), orDash(p.A), orDash(p.B)))
+			changed = append(changed, fmt.Sprintf("  %s: %s -> %s", termsafe.Line(runName(p)), orDash(p.A), orDash(p.B)))
 		}
 	}
 	if len(changed) > 0 {
@@ -266,15 +268,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// printable replaces control characters, so text from a results file
-// cannot drive the terminal.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
 }

@@ -7,12 +7,14 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/droidgo/droidgo/internal/termsafe"
 )
 
 // WriteSummary prints the totals and the failed runs for a terminal.
 func WriteSummary(w io.Writer, r *Results) {
 	s := r.Summary
-	fmt.Fprintf(w, "model %s\n", printable(r.Model))
+	fmt.Fprintf(w, "model %s\n", termsafe.Line(r.Model))
 	if s.Tasks.N+s.Tasks.NotRun > 0 {
 		fmt.Fprintf(w, "tasks:     %d/%d succeeded (%.0f%%, 95%% CI %.0f-%.0f%%)", s.Tasks.Success, s.Tasks.N,
 			100*s.Tasks.Rate, 100*s.Tasks.CI95[0], 100*s.Tasks.CI95[1])
@@ -39,7 +41,7 @@ func WriteSummary(w io.Writer, r *Results) {
 			fmt.Fprintln(tw, "\nFAILED TASK\tSTEPS\tREASON")
 			header = true
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\n", printable(runName(Pair{Suite: t.Suite, Name: t.Name, Repeat: t.Repeat})), t.Steps, printable(shorten(taskOutcome(t)+": "+t.Reason, 120)))
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", termsafe.Line(runName(Pair{Suite: t.Suite, Name: t.Name, Repeat: t.Repeat})), t.Steps, termsafe.Line(shorten(taskOutcome(t)+": "+t.Reason, 120)))
 	}
 	tw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/model/kvcache"
 )
 
@@ -67,7 +68,7 @@ run --no-prompt-cache) turns it off.`,
 			tw := tabwriter.NewWriter(d.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "KEY\tMODEL\tTOKENS\tKV\tSIZE\tLAST USED")
 			for _, e := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", e.Key[:12], sanitizeCell(e.Model), e.Tokens, sanitizeCell(e.KVType), modelHuman(e.Bytes), e.Used.Local().Format("2006-01-02 15:04"))
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", e.Key[:12], termsafe.Line(e.Model), e.Tokens, termsafe.Line(e.KVType), modelHuman(e.Bytes), e.Used.Local().Format("2006-01-02 15:04"))
 			}
 			return tw.Flush()
 		},
@@ -97,17 +98,4 @@ run --no-prompt-cache) turns it off.`,
 	clear.Flags().BoolVar(&clearJSON, "json", false, "print JSON")
 	c.AddCommand(ls, clear)
 	return c
-}
-
-// sanitizeCell drops control characters from text read from a cache file
-// before it reaches the terminal.
-func sanitizeCell(s string) string {
-	out := []rune{}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			continue
-		}
-		out = append(out, r)
-	}
-	return string(out)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/droidgo/droidgo/config"
 	"github.com/droidgo/droidgo/eval"
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/script"
@@ -286,15 +287,10 @@ func newEvalProgress(w io.Writer, tty bool) func(eval.Progress) {
 	}
 }
 
-// printableLine drops control characters (the text may come from a model)
-// and shortens s to n runes.
+// printableLine is s on one line safe for the terminal (the text may come
+// from a model: termsafe.Line), shortened to n runes.
 func printableLine(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return ' '
-		}
-		return r
-	}, s)
+	s = termsafe.Line(s)
 	if rs := []rune(s); len(rs) > n {
 		s = string(rs[:n-1]) + "…"
 	}

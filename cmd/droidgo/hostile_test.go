@@ -11,7 +11,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/droidgo/droidgo/eval"
 	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/kvcache"
 )
 
 // hostileText is model output that would set the clipboard, retitle and
@@ -210,5 +212,55 @@ func TestScreenDeepDump(t *testing.T) {
 		if len(r.stdout) == 0 || len(r.stdout) > b.Len() {
 			t.Errorf("%v: %d bytes of output for a %d-byte dump", args, len(r.stdout), b.Len())
 		}
+	}
+}
+
+// TestTablesAreTerminalSafe: text read from files (results.json, the
+// prompt cache) and a model's words in eval's progress line reach the
+// terminal through termsafe, bidi overrides and escapes removed, on one
+// line.
+func TestTablesAreTerminalSafe(t *testing.T) {
+	t.Parallel()
+	evil := "x\u202eevil\u202c\x1b[2J\u009b1m\nnext"
+	h := newHarness(t)
+	dir := t.TempDir()
+	res := eval.Results{Model: evil, Config: eval.Config{Suites: []string{evil}},
+		Tasks: []eval.TaskResult{{Suite: "tasks", Name: evil, Repeat: 1, Reason: evil}}}
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, p := range []string{a, b} {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := res.WriteJSON(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		res.Tasks[0].Success = true
+	}
+	r := h.run(context.Background(), "eval", "compare", a, b)
+	if r.code != 0 || !strings.Contains(r.stdout, "evil") {
+		t.Fatalf("compare: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	assertNoControls(t, "eval compare", r.stdout)
+
+	kc := &kvcache.Cache{Dir: kvcache.Dir(h.getenv)}
+	if err := kc.Store(strings.Repeat("ab", 32), kvcache.Meta{Model: evil, KV: evil, Tokens: 3}, []byte("payload")); err != nil {
+		t.Fatal(err)
+	}
+	r = h.run(context.Background(), "cache", "ls")
+	if r.code != 0 || !strings.Contains(r.stdout, "evil") {
+		t.Fatalf("cache ls: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	assertNoControls(t, "cache ls", r.stdout)
+	if lines := strings.Count(r.stdout, "\n"); lines != 3 {
+		t.Errorf("cache ls: a cell broke the table into %d lines:\n%s", lines, r.stdout)
+	}
+
+	var buf bytes.Buffer
+	newEvalProgress(&buf, false)(eval.Progress{Done: 1, Total: 2, Last: "tasks/x: failure: " + evil})
+	assertNoControls(t, "eval progress", buf.String())
+	if strings.Count(buf.String(), "\n") != 1 {
+		t.Errorf("eval progress: %q is not one line", buf.String())
 	}
 }

@@ -8,6 +8,7 @@ package termsafe
 
 import (
 	"io"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -24,6 +25,22 @@ func String(s string) string {
 	var f filter
 	out := f.append(nil, []byte(s))
 	return string(f.flush(out))
+}
+
+// Line returns s safe to print within one line (a table cell, a progress
+// line): String, with newlines, carriage returns and tabs turned into
+// spaces.
+func Line(s string) string {
+	s = String(s)
+	if !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // clean reports whether s needs no change: printable ASCII, newlines,

@@ -172,3 +172,19 @@ func FuzzJSONWriter(f *testing.F) {
 		}
 	})
 }
+
+// TestLine: one line of safe text: String's filter, and the line breaks
+// and tabs that would break a table or a progress line as spaces.
+func TestLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                       "plain",
+		"two\nlines\tand a tab":       "two lines and a tab",
+		"bidi \u202eevil\u202c here":  "bidi evil here",
+		"\x1b[31mred\x1b[0m \u009b2J": "red ",
+		"cr\r\nlf":                    "cr lf",
+	} {
+		if got := Line(in); got != want {
+			t.Errorf("Line(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
