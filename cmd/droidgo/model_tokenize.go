@@ -51,14 +51,9 @@ or with --json a single line {"tokens":[ID,...]}.`,
 				if ids == nil {
 					ids = []int{}
 				}
-				data, err := json.Marshal(struct {
+				return json.NewEncoder(d.jsonOut()).Encode(struct {
 					Tokens []int `json:"tokens"`
 				}{ids})
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprintf(d.stdout, "%s\n", data)
-				return err
 			}
 			for _, id := range ids {
 				if _, err := fmt.Fprintf(d.stdout, "%d\t%s\n", id, strconv.Quote(tok.Piece(id))); err != nil {
