@@ -79,88 +79,84 @@ type key struct {
 	repeat      int
 }
 
+// verdict is what a comparison needs of one run: how it ended, in words,
+// whether it ran, and whether it counts as a success (a task's success,
+// a decision's fully correct action).
+type verdict struct {
+	label   string
+	ran, ok bool
+}
+
+// run is a task run or a decision, as Compare pairs them.
+type run interface {
+	key() key
+	verdict() verdict
+}
+
+func (t TaskResult) key() key         { return key{t.Suite, t.Name, t.Repeat} }
+func (t TaskResult) verdict() verdict { return verdict{taskOutcome(t), !t.NotRun, t.Success} }
+
+func (d DecisionResult) key() key { return key{d.Suite, d.Name, d.Repeat} }
+func (d DecisionResult) verdict() verdict {
+	return verdict{decisionOutcome(d), !d.NotRun, d.ActionCorrect}
+}
+
 // Compare pairs the runs of a and b by suite, name and repeat.
 func Compare(a, b *Results) *Comparison {
 	c := &Comparison{A: a.Model, B: b.Model, SummaryA: a.Summary, SummaryB: b.Summary}
-	ta, tb := map[key]TaskResult{}, map[key]TaskResult{}
-	var keys []key
-	for _, t := range a.Tasks {
-		k := key{t.Suite, t.Name, t.Repeat}
-		ta[k] = t
-		keys = append(keys, k)
-	}
-	for _, t := range b.Tasks {
-		k := key{t.Suite, t.Name, t.Repeat}
-		if _, ok := ta[k]; !ok {
-			keys = append(keys, k)
-		}
-		tb[k] = t
-	}
-	sortKeys(keys)
-	for _, k := range keys {
-		ra, okA := ta[k]
-		rb, okB := tb[k]
-		p := Pair{Suite: k.suite, Name: k.name, Repeat: k.repeat}
-		if okA {
-			p.A = taskOutcome(ra)
-		}
-		if okB {
-			p.B = taskOutcome(rb)
-		}
-		if okA && okB && !ra.NotRun && !rb.NotRun {
-			c.TaskTest.Paired++
-			switch {
-			case ra.Success && !rb.Success:
-				c.TaskTest.OnlyA++
-			case rb.Success && !ra.Success:
-				c.TaskTest.OnlyB++
-			}
-		}
-		p.Changed = p.A != p.B
-		c.Tasks = append(c.Tasks, p)
-	}
-	da, db := map[key]DecisionResult{}, map[key]DecisionResult{}
-	keys = nil
-	for _, d := range a.Decisions {
-		k := key{d.Suite, d.Name, d.Repeat}
-		da[k] = d
-		keys = append(keys, k)
-	}
-	for _, d := range b.Decisions {
-		k := key{d.Suite, d.Name, d.Repeat}
-		if _, ok := da[k]; !ok {
-			keys = append(keys, k)
-		}
-		db[k] = d
-	}
-	sortKeys(keys)
-	for _, k := range keys {
-		ra, okA := da[k]
-		rb, okB := db[k]
-		p := Pair{Suite: k.suite, Name: k.name, Repeat: k.repeat}
-		if okA {
-			p.A = decisionOutcome(ra)
-		}
-		if okB {
-			p.B = decisionOutcome(rb)
-		}
-		if okA && okB && !ra.NotRun && !rb.NotRun {
-			c.DecisionTest.Paired++
-			switch {
-			case ra.ActionCorrect && !rb.ActionCorrect:
-				c.DecisionTest.OnlyA++
-			case rb.ActionCorrect && !ra.ActionCorrect:
-				c.DecisionTest.OnlyB++
-			}
-		}
-		p.Changed = p.A != p.B
-		c.Decisions = append(c.Decisions, p)
-	}
-	for _, t := range []*PairedTest{&c.TaskTest, &c.DecisionTest} {
-		t.P = round(McNemar(t.OnlyA, t.OnlyB))
-		t.Significant = McNemar(t.OnlyA, t.OnlyB) < 0.05
-	}
+	c.Tasks, c.TaskTest = pairRuns(a.Tasks, b.Tasks)
+	c.Decisions, c.DecisionTest = pairRuns(a.Decisions, b.Decisions)
 	return c
+}
+
+// pairRuns pairs the runs of a and b by suite, name and repeat, in that
+// order, and tests the pairs both ran.
+func pairRuns[R run](a, b []R) ([]Pair, PairedTest) {
+	ra, rb := map[key]R{}, map[key]R{}
+	var keys []key
+	for _, r := range a {
+		k := r.key()
+		ra[k] = r
+		keys = append(keys, k)
+	}
+	for _, r := range b {
+		k := r.key()
+		if _, ok := ra[k]; !ok {
+			keys = append(keys, k)
+		}
+		rb[k] = r
+	}
+	sortKeys(keys)
+	var pairs []Pair
+	var test PairedTest
+	for _, k := range keys {
+		x, okA := ra[k]
+		y, okB := rb[k]
+		p := Pair{Suite: k.suite, Name: k.name, Repeat: k.repeat}
+		var va, vb verdict
+		if okA {
+			va = x.verdict()
+			p.A = va.label
+		}
+		if okB {
+			vb = y.verdict()
+			p.B = vb.label
+		}
+		if va.ran && vb.ran {
+			test.Paired++
+			switch {
+			case va.ok && !vb.ok:
+				test.OnlyA++
+			case vb.ok && !va.ok:
+				test.OnlyB++
+			}
+		}
+		p.Changed = p.A != p.B
+		pairs = append(pairs, p)
+	}
+	pv := McNemar(test.OnlyA, test.OnlyB)
+	test.P, test.Significant = round(pv), pv < 0.05
+	return pairs, test
 }
 
 func sortKeys(keys []key) {

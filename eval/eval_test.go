@@ -564,6 +564,7 @@ func TestCompare(t *testing.T) {
 	}, Decisions: []DecisionResult{
 		{Suite: "d", Name: "p", Repeat: 1, ToolCorrect: true, ActionCorrect: true},
 		{Suite: "d", Name: "q", Repeat: 1, ToolCorrect: true},
+		{Suite: "d", Name: "r", Repeat: 1, NotRun: true},
 	}}
 	b := &Results{Model: "b", Tasks: []TaskResult{
 		{Suite: "s", Name: "x", Repeat: 1, Success: false},
@@ -572,10 +573,14 @@ func TestCompare(t *testing.T) {
 	}, Decisions: []DecisionResult{
 		{Suite: "d", Name: "p", Repeat: 1},
 		{Suite: "d", Name: "q", Repeat: 1, ToolCorrect: true, ActionCorrect: true},
+		{Suite: "d", Name: "r", Repeat: 1, ToolCorrect: true, ActionCorrect: true},
+		{Suite: "d", Name: "only-b", Repeat: 1, ToolCorrect: true, ActionCorrect: true},
 	}}
 	a.Summary, b.Summary = Summarize(a), Summarize(b)
 	c := Compare(a, b)
-	// z is not run in A and only-a is missing in B: neither is paired.
+	// z is not run in A and only-a is missing in B: neither is paired;
+	// the same rule pairs the decisions (r not run in A, only-b missing
+	// in A).
 	if c.TaskTest != (PairedTest{Paired: 2, OnlyA: 1, OnlyB: 0, P: 1, Significant: false}) {
 		t.Errorf("task test %+v", c.TaskTest)
 	}
@@ -583,7 +588,7 @@ func TestCompare(t *testing.T) {
 		t.Errorf("decision test %+v", c.DecisionTest)
 	}
 	want := map[string][2]string{"x": {"success", "failure"}, "y": {"failure", "failure"}, "z": {"not run", "success"}, "only-a": {"success", ""},
-		"p": {"correct", "wrong tool"}, "q": {"wrong action", "correct"}}
+		"p": {"correct", "wrong tool"}, "q": {"wrong action", "correct"}, "r": {"not run", "correct"}, "only-b": {"", "correct"}}
 	for _, p := range append(c.Tasks, c.Decisions...) {
 		w := want[p.Name]
 		if p.A != w[0] || p.B != w[1] || p.Changed != (w[0] != w[1]) {
