@@ -75,39 +75,79 @@ const minSliver = 24
 // (thousands of nested labelled nodes) linear.
 const maxRowNodes = 300
 
-// info is per-node working state of build.
-type info struct {
-	end      int // end of the subtree (exclusive)
-	vis      bool
-	own      string // cleaned own label (text, else desc)
-	ownFrom  string
-	editable bool
-	inter    bool // acts on input and is on screen
-	merged   bool // a toggle merged into its row
-	absorbed bool // text taken into an ancestor's label
-	toggle   int  // merged toggle node, or -1
-	rowNode  int  // row node of a separately tappable toggle, or -1
-	label    string
-	from     string
-	cand     bool
+// build computes the element list from s.Nodes in named passes, each
+// handing what it found to the next: what each node shows of itself
+// (look), the switches and checkboxes tied to their rows (tieToggles), the
+// labels (label), names for the controls still without one (nameUnnamed),
+// the slivers left out (dropSlivers), the cut for length (cut), and the
+// list itself (list).
+func (s *Screen) build() {
+	f := facts{end: subtreeEnds(s.Nodes)}
+	f.look = s.look(f.end)
+	f.rows = s.tieToggles(f.look)
+	nm := s.label(f)
+	s.nameUnnamed(f, nm)
+	s.dropSlivers(nm)
+	s.list(f, nm, s.cut(f, nm))
 }
 
-// build computes the element list from s.Nodes.
-func (s *Screen) build() {
-	n := len(s.Nodes)
-	in := make([]info, n)
+// facts are what the first passes learned of each node; the later passes
+// only read them.
+type facts struct {
+	end  []int  // end of each node's subtree (exclusive)
+	look []look // what each node shows of itself
+	rows rows   // switches and checkboxes tied to their rows
+}
+
+// look is what one node shows of itself.
+type look struct {
+	vis      bool // on screen, not the status bar or a keyboard
+	editable bool
+	own      string // cleaned own label (text, else desc)
+	ownFrom  LabelSource
+	inter    bool // acts on input and is on screen
+}
+
+// rows ties switches and checkboxes to the rows they belong to.
+type rows struct {
+	merged  []bool // a toggle merged into its row (not listed alone)
+	toggle  []int  // a row's merged toggle node, or -1
+	rowNode []int  // the row of a separately tappable toggle, or -1
+}
+
+// naming is the labels the passes give the nodes, and which nodes are
+// listed.
+type naming struct {
+	label    []string
+	from     []LabelSource
+	cand     []bool // listed, unless cut for length
+	absorbed []bool // a text taken into another node's label
+}
+
+// subtreeEnds returns the end (exclusive) of each node's subtree in the
+// document-order list.
+func subtreeEnds(nodes []Node) []int {
+	n := len(nodes)
+	end := make([]int, n)
 	var stack []int
 	for j := 0; j < n; j++ {
-		for len(stack) > 0 && s.Nodes[stack[len(stack)-1]].Depth >= s.Nodes[j].Depth {
-			in[stack[len(stack)-1]].end = j
+		for len(stack) > 0 && nodes[stack[len(stack)-1]].Depth >= nodes[j].Depth {
+			end[stack[len(stack)-1]] = j
 			stack = stack[:len(stack)-1]
 		}
 		stack = append(stack, j)
 	}
 	for _, k := range stack {
-		in[k].end = n
+		end[k] = n
 	}
+	return end
+}
 
+// look is the visibility pass: which nodes are on screen, which act on
+// input, and each node's own label. It also finds the keyboard window
+// (s.Keyboard) and resets every node's Index.
+func (s *Screen) look(end []int) []look {
+	out := make([]look, len(s.Nodes))
 	// A keyboard window (dumps of all windows include it) would fill the
 	// list with forty one-letter keys and push the app's controls past the
 	// cut; it is left out and named once in the prompt. A keyboard's own
@@ -128,95 +168,109 @@ func (s *Screen) build() {
 	for i := range s.Nodes {
 		nd := &s.Nodes[i]
 		nd.Index = -1
-		f := &in[i]
-		f.toggle, f.rowNode = -1, -1
+		f := &out[i]
 		if i >= statusEnd && nd.Package == "com.android.systemui" {
 			if id := shortID(nd.ResourceID); id == "status_bar" || id == "status_bar_container" {
-				statusEnd = f.end
+				statusEnd = end[i]
 			}
 		}
 		if s.Keyboard && i >= imeEnd && nd.Parent == -1 && isIMEPackage(nd.Package) {
-			imeEnd = f.end
+			imeEnd = end[i]
 		}
 		f.vis = !nd.Hidden && area(s.clip(nd.Bounds)) > 0 && i >= statusEnd && i >= imeEnd
 		f.editable = isEditable(nd)
 		if t := cleanLabel(nd.Text); t != "" {
-			f.own, f.ownFrom = t, "text"
+			f.own, f.ownFrom = t, LabelText
 		} else if d := cleanLabel(nd.Desc); d != "" {
-			f.own, f.ownFrom = d, "desc"
+			f.own, f.ownFrom = d, LabelDesc
 		}
 		if isToggleClass(nd.Class) && isStateWord(f.own) {
 			// An "ON"/"OFF" text on a switch is its state, not its name.
-			f.own, f.ownFrom = "", ""
+			f.own, f.ownFrom = "", LabelNone
 		}
 		f.inter = f.vis && (nd.Clickable || nd.LongClickable || nd.Checkable || nd.Scrollable || f.editable)
 	}
+	return out
+}
 
-	// Tie switches and checkboxes to their rows.
+// tieToggles ties switches and checkboxes to their rows: one that is not
+// clickable on its own is merged into its row (tapping the row toggles
+// it); one that is, but has no name, is named after its row later.
+func (s *Screen) tieToggles(lk []look) rows {
+	n := len(s.Nodes)
+	r := rows{merged: make([]bool, n), toggle: make([]int, n), rowNode: make([]int, n)}
+	for i := range r.toggle {
+		r.toggle[i], r.rowNode[i] = -1, -1
+	}
 	for i := range s.Nodes {
-		nd, f := &s.Nodes[i], &in[i]
+		nd, f := &s.Nodes[i], &lk[i]
 		if !nd.Checkable || f.editable {
 			continue
 		}
 		// A switch scrolled half out of its row still belongs to it, so an
 		// invisible one may merge; only a visible one is listed alone.
 		if !nd.Clickable {
-			if r := s.rowOf(i, in); r >= 0 {
+			if row := s.rowOf(i, lk); row >= 0 {
 				// A second state indicator in the same row (a RadioButton
 				// beside a CheckedTextView holding the option's name) is
 				// the same choice: it merges too, the first one speaks.
-				if in[r].toggle < 0 {
-					in[r].toggle = i
+				if r.toggle[row] < 0 {
+					r.toggle[row] = i
 				}
-				f.merged = true
-				f.inter = false
+				r.merged[i] = true
 			}
 		} else if f.own == "" && f.vis {
-			f.rowNode = s.rowOf(i, in)
+			r.rowNode[i] = s.rowOf(i, lk)
 		}
 	}
+	return r
+}
 
-	// Labels, in document order so that a container absorbs its
-	// descendants' texts before they are visited.
+// label is the labelling pass, in document order so that a container
+// absorbs its descendants' texts before they are visited.
+func (s *Screen) label(f facts) *naming {
+	n := len(s.Nodes)
+	nm := &naming{label: make([]string, n), from: make([]LabelSource, n), cand: make([]bool, n), absorbed: make([]bool, n)}
 	for i := range s.Nodes {
-		nd, f := &s.Nodes[i], &in[i]
-		if !f.vis || f.merged || f.absorbed {
+		nd, lk := &s.Nodes[i], &f.look[i]
+		if !lk.vis || f.rows.merged[i] || nm.absorbed[i] {
 			continue
 		}
 		isWeb := strings.Contains(nd.Class, "WebView")
+		set := func(label string, from LabelSource) { nm.label[i], nm.from[i] = label, from }
 		switch {
-		case f.editable:
-			f.cand = true
+		case lk.editable:
+			nm.cand[i] = true
 			switch {
-			case f.own != "" && f.ownFrom == "text" && nd.Password:
+			case lk.own != "" && lk.ownFrom == LabelText && nd.Password:
 				// Some apps expose a password field's real text; the
 				// model needs to know it is filled, not the secret (the
 				// prompt goes into logs and recordings).
-				f.label, f.from = maskSecret(f.own), "text"
-				if h := cleanLabel(nd.Hint); h != "" && h != f.own {
-					f.label, f.from = h+" "+f.label, "hint"
+				set(maskSecret(lk.own), LabelText)
+				if h := cleanLabel(nd.Hint); h != "" && h != lk.own {
+					set(h+" "+nm.label[i], LabelHint)
 				}
-			case f.own != "" && f.ownFrom == "text":
-				f.label, f.from = f.own, "text"
+			case lk.own != "" && lk.ownFrom == LabelText:
+				set(lk.own, LabelText)
 			case cleanLabel(nd.Hint) != "":
-				f.label, f.from = cleanLabel(nd.Hint), "hint"
-			case f.own != "":
-				f.label, f.from = f.own, f.ownFrom
+				set(cleanLabel(nd.Hint), LabelHint)
+			case lk.own != "":
+				set(lk.own, lk.ownFrom)
 			}
 		case nd.Scrollable && !nd.Clickable && !nd.Checkable:
-			f.cand = true
-			f.label, f.from = f.own, f.ownFrom
-		case f.inter:
-			f.cand = true
-			if f.own != "" {
-				f.label, f.from = f.own, f.ownFrom
-				s.absorbContained(i, in, f.own)
+			nm.cand[i] = true
+			set(lk.own, lk.ownFrom)
+		case lk.inter:
+			nm.cand[i] = true
+			if lk.own != "" {
+				set(lk.own, lk.ownFrom)
+				s.absorbContained(i, f, nm, lk.own)
 				break
 			}
-			if f.rowNode >= 0 {
-				break // labelled by its row below
+			if f.rows.rowNode[i] >= 0 {
+				break // labelled by its row in nameUnnamed
 			}
-			pieces, idx, hasCtl := s.pieces(i, in)
+			pieces, idx, hasCtl := s.pieces(i, f, nm)
 			if hasCtl && s.isPanel(i) {
 				// A dialog or card holding its own buttons: its texts are
 				// not the name of one control ("Allow Camera to access
@@ -225,126 +279,141 @@ func (s *Screen) build() {
 			}
 			switch {
 			case len(pieces) > 0 && len(pieces) <= maxPieces:
-				f.label, f.from = strings.Join(pieces, ", "), "children"
+				set(strings.Join(pieces, ", "), LabelChildren)
 				for _, j := range idx {
-					in[j].absorbed = true
+					nm.absorbed[j] = true
 				}
-			case len(pieces) == 0 && hasCtl && f.toggle < 0 && !nd.Checkable:
+			case len(pieces) == 0 && hasCtl && f.rows.toggle[i] < 0 && !nd.Checkable:
 				// A bare wrapper around other controls: they are listed,
 				// the wrapper has nothing to say of its own.
-				f.cand = false
+				nm.cand[i] = false
 			}
 		case isWeb:
-			f.cand = true
-			f.label, f.from = f.own, f.ownFrom
-		case f.own != "":
-			f.cand = true
-			f.label, f.from = f.own, f.ownFrom
-			s.absorbContained(i, in, f.own)
+			nm.cand[i] = true
+			set(lk.own, lk.ownFrom)
+		case lk.own != "":
+			nm.cand[i] = true
+			set(lk.own, lk.ownFrom)
+			s.absorbContained(i, f, nm, lk.own)
 		}
 	}
-	// A separately tappable switch with no name of its own is named after
-	// its row; with no clickable row, after the texts around it.
-	// Any other control with no name (an avatar beside a contact's name)
-	// takes the texts next to it when nothing else competes for them.
+	return nm
+}
+
+// nameUnnamed names the listed controls still without a label. A
+// separately tappable switch with no name of its own is named after its
+// row; with no clickable row, after the texts around it. Any other
+// control with no name (an avatar beside a contact's name) takes the texts
+// next to it when nothing else competes for them. What is left is known
+// by its resource-id, else its class.
+func (s *Screen) nameUnnamed(f facts, nm *naming) {
 	for i := range s.Nodes {
-		f, nd := &in[i], &s.Nodes[i]
-		if !f.cand || f.label != "" || !f.inter || nd.Scrollable && !nd.Checkable {
+		nd := &s.Nodes[i]
+		if !nm.cand[i] || nm.label[i] != "" || !f.look[i].inter || nd.Scrollable && !nd.Checkable {
 			continue
 		}
-		if f.rowNode >= 0 && in[f.rowNode].label != "" {
-			f.label, f.from = in[f.rowNode].label, "row"
+		if r := f.rows.rowNode[i]; r >= 0 && nm.label[r] != "" {
+			nm.label[i], nm.from[i] = nm.label[r], LabelRow
 			continue
 		}
-		if p := s.textAround(i, in, !nd.Checkable); p != "" {
-			f.label, f.from = p, "row"
+		if p := s.textAround(i, f, nm, !nd.Checkable); p != "" {
+			nm.label[i], nm.from[i] = p, LabelRow
 		}
 	}
 	for i := range s.Nodes {
-		f := &in[i]
-		if !f.cand || f.label != "" {
+		if !nm.cand[i] || nm.label[i] != "" {
 			continue
 		}
 		nd := &s.Nodes[i]
 		if id := shortID(nd.ResourceID); id != "" {
-			f.label, f.from = id, "id"
+			nm.label[i], nm.from[i] = id, LabelID
 		} else if c := shortClass(nd.Class); c != "" {
-			f.label, f.from = c, "class"
+			nm.label[i], nm.from[i] = c, LabelClass
 		}
 	}
+}
 
-	// A control with no name at all that shows only a sliver (a list row
-	// scrolled almost out of view, a 10-pixel strip of a card) tells the
-	// model nothing it could act on with sense; leave it out.
+// dropSlivers leaves out the controls with no name at all that show only
+// a sliver (a list row scrolled almost out of view, a 10-pixel strip of a
+// card): they tell the model nothing it could act on with sense.
+func (s *Screen) dropSlivers(nm *naming) {
 	for i := range s.Nodes {
-		f := &in[i]
-		if !f.cand || f.from != "id" && f.from != "class" {
+		if !nm.cand[i] || !nm.from[i].StandIn() {
 			continue
 		}
 		if r := s.clip(s.Nodes[i].Bounds); r.X2-r.X1 < minSliver || r.Y2-r.Y1 < minSliver {
-			f.cand = false
+			nm.cand[i] = false
 		}
 		// Nor does a disabled one known only by its class (the dots of a
 		// pager indicator): it can neither be named nor used.
-		if f.from == "class" && !s.Nodes[i].Enabled {
-			f.cand = false
+		if nm.from[i] == LabelClass && !s.Nodes[i].Enabled {
+			nm.cand[i] = false
 		}
 	}
+}
 
-	// Cut for length: controls first, then texts, each in document order.
+// cut returns the nodes listed, within s.opts.MaxElements: controls
+// first, then texts, each in document order. s.Cut counts what was left
+// out.
+func (s *Screen) cut(f facts, nm *naming) []int {
 	var cands []int
 	inter := 0
 	for i := range s.Nodes {
-		if in[i].cand && !in[i].absorbed {
+		if nm.cand[i] && !nm.absorbed[i] {
 			cands = append(cands, i)
-			if in[i].inter {
+			if f.look[i].inter {
 				inter++
 			}
 		}
 	}
-	keep := cands
-	if len(cands) > s.opts.MaxElements {
-		s.Cut = len(cands) - s.opts.MaxElements
-		room := s.opts.MaxElements - min(inter, s.opts.MaxElements)
-		keep = keep[:0:0]
-		ni := 0
-		for _, i := range cands {
-			if in[i].inter {
-				if ni < s.opts.MaxElements {
-					keep = append(keep, i)
-					ni++
-				}
-			} else if room > 0 {
+	if len(cands) <= s.opts.MaxElements {
+		return cands
+	}
+	s.Cut = len(cands) - s.opts.MaxElements
+	room := s.opts.MaxElements - min(inter, s.opts.MaxElements)
+	var keep []int
+	ni := 0
+	for _, i := range cands {
+		if f.look[i].inter {
+			if ni < s.opts.MaxElements {
 				keep = append(keep, i)
-				room--
+				ni++
 			}
+		} else if room > 0 {
+			keep = append(keep, i)
+			room--
 		}
 	}
+	return keep
+}
 
+// list makes s.Elements of the nodes kept.
+func (s *Screen) list(f facts, nm *naming, keep []int) {
 	s.Elements = make([]Element, 0, len(keep))
 	for k, i := range keep {
-		nd, f := &s.Nodes[i], &in[i]
+		nd := &s.Nodes[i]
 		nd.Index = k
+		toggle := f.rows.toggle[i]
 		e := Element{
-			Index: k, Node: i, Label: truncRunes(f.label, s.opts.MaxLabel), LabelFrom: f.from,
-			Editable: f.editable, Toggle: f.toggle, Row: -1,
+			Index: k, Node: i, Label: truncRunes(nm.label[i], s.opts.MaxLabel), LabelFrom: nm.from[i],
+			Editable: f.look[i].editable, Toggle: toggle, Row: -1,
 			Checkable: nd.Checkable, Checked: nd.Checked,
 		}
 		e.X, e.Y = s.TapPoint(i)
 		kindNode := nd
-		if f.toggle >= 0 {
-			kindNode = &s.Nodes[f.toggle]
+		if toggle >= 0 {
+			kindNode = &s.Nodes[toggle]
 			e.Checkable, e.Checked = true, kindNode.Checked
 		}
-		e.Kind = kindOf(kindNode, f.editable)
-		if f.toggle >= 0 && e.Kind != "switch" && e.Kind != "radio" {
+		e.Kind = kindOf(kindNode, f.look[i].editable)
+		if toggle >= 0 && e.Kind != "switch" && e.Kind != "radio" {
 			e.Kind = "checkbox"
 		}
 		s.Elements = append(s.Elements, e)
 	}
 	for k := range s.Elements {
 		e := &s.Elements[k]
-		if r := in[e.Node].rowNode; r >= 0 {
+		if r := f.rows.rowNode[e.Node]; r >= 0 {
 			e.Row = s.Nodes[r].Index
 		}
 	}
@@ -371,14 +440,14 @@ func isIMEPackage(p string) bool {
 
 // rowOf finds the row a switch or checkbox belongs to: the nearest clickable,
 // visible ancestor within rowLevels that is not a scrolling list.
-func (s *Screen) rowOf(i int, in []info) int {
+func (s *Screen) rowOf(i int, lk []look) int {
 	p := s.Nodes[i].Parent
 	for lvl := 0; p >= 0 && lvl < rowLevels; lvl++ {
 		pn := &s.Nodes[p]
 		if pn.Scrollable {
 			return -1
 		}
-		if pn.Clickable && in[p].vis {
+		if pn.Clickable && lk[p].vis {
 			return p
 		}
 		p = pn.Parent
@@ -395,31 +464,31 @@ func (s *Screen) isPanel(i int) bool {
 
 // pieces gathers the labels of node i's descendants that are not controls
 // listed on their own. hasCtl reports a listed control among them.
-func (s *Screen) pieces(i int, in []info) (pieces []string, idx []int, hasCtl bool) {
-	if in[i].end-i > maxRowNodes {
+func (s *Screen) pieces(i int, f facts, nm *naming) (pieces []string, idx []int, hasCtl bool) {
+	if f.end[i]-i > maxRowNodes {
 		return nil, nil, true
 	}
-	for j := i + 1; j < in[i].end; j++ {
-		f := &in[j]
-		if f.merged {
+	for j := i + 1; j < f.end[i]; j++ {
+		own := f.look[j].own
+		if f.rows.merged[j] {
 			// A merged toggle's own text (a CheckBox or CheckedTextView
 			// that carries the option's name) names the row.
-			if f.own != "" && !contains(pieces, f.own) {
-				pieces = append(pieces, f.own)
+			if own != "" && !contains(pieces, own) {
+				pieces = append(pieces, own)
 			}
-			j = f.end - 1
+			j = f.end[j] - 1
 			continue
 		}
-		if f.inter {
+		if f.look[j].inter {
 			hasCtl = true
-			j = f.end - 1
+			j = f.end[j] - 1
 			continue
 		}
-		if f.own == "" || f.absorbed {
+		if own == "" || nm.absorbed[j] {
 			continue
 		}
-		if !contains(pieces, f.own) {
-			pieces = append(pieces, f.own)
+		if !contains(pieces, own) {
+			pieces = append(pieces, own)
 		}
 		idx = append(idx, j)
 	}
@@ -428,18 +497,17 @@ func (s *Screen) pieces(i int, in []info) (pieces []string, idx []int, hasCtl bo
 
 // absorbContained hides descendants of i whose text only repeats i's label
 // (a quick-settings tile "Bluetooth, On" over texts "Bluetooth" and "On").
-func (s *Screen) absorbContained(i int, in []info, label string) {
-	if in[i].end-i > maxRowNodes {
+func (s *Screen) absorbContained(i int, f facts, nm *naming, label string) {
+	if f.end[i]-i > maxRowNodes {
 		return
 	}
-	for j := i + 1; j < in[i].end; j++ {
-		f := &in[j]
-		if f.inter || f.merged {
-			j = f.end - 1
+	for j := i + 1; j < f.end[i]; j++ {
+		if f.look[j].inter || f.rows.merged[j] {
+			j = f.end[j] - 1
 			continue
 		}
-		if f.own != "" && strings.Contains(label, f.own) {
-			f.absorbed = true
+		if own := f.look[j].own; own != "" && strings.Contains(label, own) {
+			nm.absorbed[j] = true
 		}
 	}
 }
@@ -448,34 +516,33 @@ func (s *Screen) absorbContained(i int, in []info, label string) {
 // texts of its nearest ancestor (within rowLevels) that has any, taking
 // those texts out of the list. With alone, an ancestor holding another
 // control is not used: the texts could be that control's.
-func (s *Screen) textAround(i int, in []info, alone bool) string {
+func (s *Screen) textAround(i int, f facts, nm *naming, alone bool) string {
 	p := s.Nodes[i].Parent
 	levels := rowLevels
 	if alone {
 		levels = 2
 	}
 	for lvl := 0; p >= 0 && lvl < levels; lvl++ {
-		if s.Nodes[p].Scrollable || in[p].end-p > maxRowNodes {
+		if s.Nodes[p].Scrollable || f.end[p]-p > maxRowNodes {
 			return ""
 		}
 		var pieces []string
 		var idx []int
-		for j := p + 1; j < in[p].end; j++ {
-			f := &in[j]
+		for j := p + 1; j < f.end[p]; j++ {
 			if j == i {
-				j = f.end - 1
+				j = f.end[j] - 1
 				continue
 			}
-			if f.inter || f.merged {
+			if f.look[j].inter || f.rows.merged[j] {
 				if alone {
 					return ""
 				}
-				j = f.end - 1
+				j = f.end[j] - 1
 				continue
 			}
-			if f.own != "" && !f.absorbed && f.vis {
-				if !contains(pieces, f.own) {
-					pieces = append(pieces, f.own)
+			if own := f.look[j].own; own != "" && !nm.absorbed[j] && f.look[j].vis {
+				if !contains(pieces, own) {
+					pieces = append(pieces, own)
 				}
 				idx = append(idx, j)
 			}
@@ -485,8 +552,8 @@ func (s *Screen) textAround(i int, in []info, alone bool) string {
 		}
 		if len(pieces) > 0 {
 			for _, j := range idx {
-				in[j].absorbed = true
-				in[j].cand = false
+				nm.absorbed[j] = true
+				nm.cand[j] = false
 			}
 			return strings.Join(pieces, ", ")
 		}

@@ -501,7 +501,7 @@ func TestSeparateSwitchRow(t *testing.T) {
 			nd(`text="Wireless debugging" class="android.widget.TextView" bounds="[0,0][700,200]"`),
 			nd(`class="android.widget.Switch" checkable="true" clickable="true" bounds="[800,0][1000,200]"`)))))
 	sw, _, _ := s.ElementByIndex(1)
-	if sw.Row != 0 || sw.LabelFrom != "row" {
+	if sw.Row != 0 || sw.LabelFrom != LabelRow {
 		t.Errorf("switch element %+v: want Row 0, label from the row", sw)
 	}
 	row, _, _ := s.ElementByIndex(0)
@@ -789,5 +789,35 @@ func TestKeyboardWindow(t *testing.T) {
 	if alone.Keyboard || len(alone.Elements) != 1 || alone.App() != ime {
 		t.Errorf("keyboard settings screen: Keyboard=%v, %d elements, app %q; want its row listed",
 			alone.Keyboard, len(alone.Elements), alone.App())
+	}
+}
+
+// TestLabelSources: each way an element gets its label has its source,
+// and the prompt marks the stand-ins (id:, class:) by the source, not by
+// the label's words.
+func TestLabelSources(t *testing.T) {
+	node := func(attrs string) string {
+		return `<node class="android.widget.FrameLayout" package="p" bounds="[0,0][1080,2400]">` + attrs + `</node>`
+	}
+	cases := []struct {
+		name, xml string
+		want      LabelSource
+		prompt    string
+	}{
+		{"text", node(`<node class="android.widget.Button" text="OK" clickable="true" bounds="[0,100][500,300]"/>`), LabelText, `button "OK"`},
+		{"desc", node(`<node class="android.widget.ImageButton" content-desc="Back" clickable="true" bounds="[0,100][500,300]"/>`), LabelDesc, `"Back"`},
+		{"hint", node(`<node class="android.widget.EditText" hint="Search" clickable="true" bounds="[0,100][500,300]"/>`), LabelHint, `"Search"`},
+		{"children", node(`<node class="android.widget.LinearLayout" clickable="true" bounds="[0,100][1080,300]"><node class="android.widget.TextView" text="Wi-Fi" bounds="[0,100][500,300]"/></node>`), LabelChildren, `"Wi-Fi"`},
+		{"id", node(`<node class="android.widget.ImageView" resource-id="p:id/class" clickable="true" bounds="[0,100][500,300]"/>`), LabelID, "id:class"},
+		{"class", node(`<node class="android.widget.ImageView" clickable="true" bounds="[0,100][500,300]"/>`), LabelClass, "class:ImageView"},
+	}
+	for _, c := range cases {
+		s, err := Parse([]byte(`<hierarchy rotation="0">` + c.xml + `</hierarchy>`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Elements) != 1 || s.Elements[0].LabelFrom != c.want || !strings.Contains(s.Prompt(), c.prompt) {
+			t.Errorf("%s: %+v\n%s", c.name, s.Elements, s.Prompt())
+		}
 	}
 }

@@ -57,10 +57,10 @@ func (s *Screen) writeElement(b *strings.Builder, e *Element) {
 	b.WriteString(e.Kind)
 	if e.Label != "" {
 		switch e.LabelFrom {
-		case "id":
+		case LabelID:
 			b.WriteString(" id:")
 			b.WriteString(e.Label)
-		case "class":
+		case LabelClass:
 			b.WriteString(" class:")
 			b.WriteString(e.Label)
 		default:

@@ -57,6 +57,27 @@ func (r Rect) SwipeLine(direction string) (x1, y1, x2, y2 int) {
 	}
 }
 
+// LabelSource is where an element's label came from.
+type LabelSource string
+
+// Label sources.
+const (
+	LabelNone     LabelSource = ""
+	LabelText     LabelSource = "text"     // the node's text
+	LabelDesc     LabelSource = "desc"     // its content description
+	LabelHint     LabelSource = "hint"     // a field's hint
+	LabelChildren LabelSource = "children" // the texts of the node's descendants
+	// LabelRow is the label of the row a switch belongs to, or the texts
+	// beside a control that has none.
+	LabelRow   LabelSource = "row"
+	LabelID    LabelSource = "id"    // the resource-id after ":id/"
+	LabelClass LabelSource = "class" // the class's short name
+)
+
+// StandIn reports a label that is no name but the resource-id or the
+// class standing in for one.
+func (l LabelSource) StandIn() bool { return l == LabelID || l == LabelClass }
+
 // Element is one entry of the list the model sees.
 type Element struct {
 	Index    int    // position in the list, 0-based, document order
@@ -66,12 +87,8 @@ type Element struct {
 	// Kind is a short role word: "button", "switch", "checkbox", "field",
 	// "list", "text", "image", "webview", ... chosen from the class.
 	Kind string
-	// LabelFrom says where Label came from: "text", "desc", "hint",
-	// "children" (the texts of the node's descendants), "row" (the label of
-	// the row a switch belongs to, or the texts beside a control that has
-	// none), "id" (the resource-id after ":id/"), "class" (the class short
-	// name), or "" for no label.
-	LabelFrom string
+	// LabelFrom says where Label came from.
+	LabelFrom LabelSource
 	// X, Y is where to tap: the centre of the node's bounds clipped to the
 	// screen.
 	X, Y int
