@@ -448,24 +448,21 @@ func flagError(flag string, err error) error {
 // CheckFlag checks the value of a flag that sets the int setting name,
 // with the flag's name in the message.
 func CheckFlag(name, flag string, n int) error {
-	k, ok := Lookup(name)
-	if !ok {
-		return fmt.Errorf("unknown setting %q", name)
-	}
-	if err := k.Check(n); err != nil {
-		return flagError(flag, err)
-	}
-	return nil
+	return checkFlag(name, flag, func(k Key) error { return k.Check(n) })
 }
 
 // CheckFloatFlag checks the value of a flag that sets the float setting
 // name, with the flag's name in the message.
 func CheckFloatFlag(name, flag string, f float64) error {
+	return checkFlag(name, flag, func(k Key) error { return k.CheckFloat(f) })
+}
+
+func checkFlag(name, flag string, check func(Key) error) error {
 	k, ok := Lookup(name)
 	if !ok {
 		return fmt.Errorf("unknown setting %q", name)
 	}
-	if err := k.CheckFloat(f); err != nil {
+	if err := check(k); err != nil {
 		return flagError(flag, err)
 	}
 	return nil

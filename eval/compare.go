@@ -199,20 +199,15 @@ func decisionOutcome(d DecisionResult) string {
 func (c *Comparison) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "A: %s\nB: %s\n\n", termsafe.Line(c.A), termsafe.Line(c.B))
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	if len(c.Tasks) > 0 {
-		fmt.Fprintln(tw, "TASK\tA\tB\t")
-		for _, p := range c.Tasks {
-			mark := ""
-			if p.Changed {
-				mark = "changed"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", termsafe.Line(runName(p)), orDash(p.A), orDash(p.B), mark)
+	for _, table := range []struct {
+		head  string
+		pairs []Pair
+	}{{"TASK", c.Tasks}, {"DECISION", c.Decisions}} {
+		if len(table.pairs) == 0 {
+			continue
 		}
-		fmt.Fprintln(tw)
-	}
-	if len(c.Decisions) > 0 {
-		fmt.Fprintln(tw, "DECISION\tA\tB\t")
-		for _, p := range c.Decisions {
+		fmt.Fprintf(tw, "%s\tA\tB\t\n", table.head)
+		for _, p := range table.pairs {
 			mark := ""
 			if p.Changed {
 				mark = "changed"

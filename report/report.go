@@ -139,16 +139,21 @@ func (t *Text) Event(ev loop.Event) {
 			fmt.Fprintln(w, "\nresult:   unknown")
 			break
 		}
-		verdict := "FAILURE"
-		if r.Success {
-			verdict = "SUCCESS"
-		}
-		fmt.Fprintf(w, "\nresult:   %s: %s", verdict, r.Reason)
-		if r.Summary != "" {
-			fmt.Fprintf(w, " (%q)", r.Summary)
-		}
-		fmt.Fprintf(w, "\n          %s in %.1f s\n", loop.Steps(r.Steps), r.Seconds)
+		fmt.Fprintf(w, "\nresult:   %s\n          %s in %.1f s\n", Verdict(*r), loop.Steps(r.Steps), r.Seconds)
 	}
+}
+
+// Verdict says how a run ended in one line: `SUCCESS: task_complete
+// ("Wi-Fi is on")`, `FAILURE: step budget exhausted: ...`.
+func Verdict(r loop.Result) string {
+	v := "FAILURE: " + r.Reason
+	if r.Success {
+		v = "SUCCESS: " + r.Reason
+	}
+	if r.Summary != "" {
+		v += fmt.Sprintf(" (%q)", r.Summary)
+	}
+	return v
 }
 
 func (t *Text) token(ev loop.Event) {

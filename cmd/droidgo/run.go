@@ -23,6 +23,7 @@ import (
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/openai"
 	"github.com/droidgo/droidgo/recording"
+	"github.com/droidgo/droidgo/report"
 	"github.com/droidgo/droidgo/sink"
 	"github.com/droidgo/droidgo/tui"
 )
@@ -607,15 +608,7 @@ func combined(lcs []loop.Config, results []*loop.Result) *loop.Result {
 // printSummary leaves the result on the terminal once the UI is gone.
 func printSummary(w io.Writer, res loop.Result) {
 	w = termsafe.NewWriter(w) // the reason may quote the model
-	verdict := "FAILURE"
-	if res.Success {
-		verdict = "SUCCESS"
-	}
-	fmt.Fprintf(w, "%s: %s", verdict, res.Reason)
-	if res.Summary != "" {
-		fmt.Fprintf(w, " (%q)", res.Summary)
-	}
-	fmt.Fprintf(w, " — %s in %.1f s\n", loop.Steps(res.Steps), res.Seconds)
+	fmt.Fprintf(w, "%s — %s in %.1f s\n", report.Verdict(res), loop.Steps(res.Steps), res.Seconds)
 }
 
 // lineApprover asks on the terminal's stdin for step mode without the TUI;
