@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -213,5 +214,33 @@ func TestEvalSeedsDoNotDependOnParallel(t *testing.T) {
 	other := results("8", "1")
 	if other.Tasks[0].Summary == one.Tasks[0].Summary {
 		t.Errorf("--seed 8 gives the same seed as --seed 7: %s", other.Tasks[0].Summary)
+	}
+}
+
+// TestSamplingReachesAServer: --temperature, --top-p and --seed reach an
+// OpenAI-compatible server as temperature, top_p and seed on every
+// request; --temperature 0 asks it for greedy decoding.
+func TestSamplingReachesAServer(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want map[string]any
+	}{
+		{[]string{"--temperature", "0.5", "--top-p", "0.9", "--seed", "42"}, map[string]any{"temperature": 0.5, "top_p": 0.9, "seed": 42.0}},
+		{[]string{"--temperature", "0"}, map[string]any{"temperature": 0.0}},
+	} {
+		srv, reqs := scriptServer(t, filepath.Join(fixturesDir, "scripts", "wifi.txt"), false)
+		r := droidgo(t, context.Background(), append([]string{"run", "--sim", "wifi", "--endpoint", srv.URL + "/v1", "--model-name", "m", "--no-tui", "--poll", "1ms"}, c.args...)...)
+		srv.Close()
+		if r.code != 0 || len(*reqs) == 0 {
+			t.Fatalf("%v: exit %d, %d requests: %s", c.args, r.code, len(*reqs), r.stderr)
+		}
+		for _, req := range *reqs {
+			for k, v := range c.want {
+				if req[k] != v {
+					t.Errorf("%v: request %s = %v, want %v", c.args, k, req[k], v)
+				}
+			}
+		}
 	}
 }
