@@ -340,3 +340,62 @@ func (c *codeIndex) member(p *pkgDecls, typ string, parts []string) error {
 	}
 	return c.member(p, parts[0], parts[1:])
 }
+
+// TestJSONGoesThroughJSONOut: every JSON output of the commands is encoded
+// onto deps.jsonOut (which escapes what a terminal would act on), with
+// its write error returned: no command marshals JSON itself or encodes
+// onto another writer.
+func TestJSONGoesThroughJSONOut(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if pkg, ok := sel.X.(*ast.Ident); !ok || pkg.Name != "json" {
+				return true
+			}
+			switch sel.Sel.Name {
+			case "Marshal", "MarshalIndent":
+				t.Errorf("%s: json.%s: encode onto d.jsonOut() instead", fset.Position(call.Pos()), sel.Sel.Name)
+			case "NewEncoder":
+				checked++
+				if !isJSONOut(call.Args[0]) {
+					t.Errorf("%s: json.NewEncoder onto something other than d.jsonOut()", fset.Position(call.Pos()))
+				}
+			}
+			return true
+		})
+	}
+	if checked < 10 {
+		t.Fatalf("only %d JSON encoders found: the test lost its way", checked)
+	}
+}
+
+// isJSONOut reports a call of a jsonOut method: d.jsonOut(), o.d.jsonOut().
+func isJSONOut(e ast.Expr) bool {
+	c, ok := e.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	s, ok := c.Fun.(*ast.SelectorExpr)
+	return ok && s.Sel.Name == "jsonOut"
+}

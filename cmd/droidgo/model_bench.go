@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -30,13 +31,23 @@ type benchResult struct {
 	Kernels string  `json:"kernels"` // the kernel level that ran (kernels.ISA)
 }
 
+// modelBenchOptions are the inputs of `droidgo model bench`.
+type modelBenchOptions struct {
+	d    *deps
+	path string // the model file
+
+	nPrompt, nGen, threads, reps, batch int
+	json, preload, repack               bool
+	gelu, cpuProfile, parallel          string
+	seed                                uint64
+
+	// Read from the flags by check.
+	geluMode spark.GELUMode
+	counts   []int // --parallel's sequence counts; nil: one sequence
+}
+
 func newModelBenchCmd(d *deps) *cobra.Command {
-	var (
-		nPrompt, nGen, threads, reps, batch int
-		jsonOut, preload, repack            bool
-		gelu, profile, parallel             string
-		seed                                uint64
-	)
+	o := &modelBenchOptions{d: d}
 	c := &cobra.Command{
 		Use:   "bench FILE [-p 512] [-n 128] [-t N] [-r 3] [--parallel 1,2,4,8] [--json]",
 		Short: "Measure prefill and decode speed of the in-process engine (like llama-bench)",
@@ -67,192 +78,217 @@ after an untimed one). --json then prints exactly
 {"model":"..","threads":2,"parallel":[{"sequences":8,"pp_tps":..,"tg_tps":..,"tg_tps_per_sequence":..,"rss_mb":..},..]}`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if nPrompt < 0 || nGen < 0 || reps < 1 {
-				return usageErr(fmt.Errorf("-p and -n must be >= 0, -r >= 1"))
-			}
-			if err := checkThreads(threads); err != nil {
-				return err
-			}
-			if err := checkBatch(batch); err != nil {
-				return err
-			}
-			if nPrompt == 0 && nGen == 0 {
-				return usageErr(fmt.Errorf("nothing to measure: -p and -n are both 0"))
-			}
-			var counts []int
-			if parallel != "" {
-				var err error
-				if counts, err = parseCounts(parallel); err != nil {
-					return usageErr(err)
-				}
-				if nGen == 0 {
-					return usageErr(fmt.Errorf("--parallel measures decoding: -n must be > 0"))
-				}
-			}
-			gm, ok := spark.ParseGELU(gelu)
-			if !ok {
-				return usageErr(fmt.Errorf("--gelu must be erf, tanh or table, not %q", gelu))
-			}
-			start := time.Now()
-			m, err := spark.Open(args[0])
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			var repacking int64
-			switch {
-			case preload:
-				if _, err := m.Preload(); err != nil {
-					return err
-				}
-			case repack:
-				if repacking, err = m.StartRepack(); err != nil {
-					return err
-				}
-			}
-			maxCtx := max(nPrompt, nGen) + 1
-			if counts != nil {
-				maxCtx = nPrompt + nGen + 1
-			}
-			e, err := spark.NewEngine(m, spark.Options{Threads: threads, GELU: gm, Batch: batch, MaxContext: maxCtx})
-			if err != nil {
-				return fmt.Errorf("start engine: %w", err)
-			}
-			defer e.Close()
-			load := time.Since(start)
-			res := benchResult{NPrompt: nPrompt, NGen: nGen, Threads: e.Threads(), LoadS: load.Seconds(), Kernels: kernels.ISA()}
-			rng := rand.New(rand.NewPCG(seed, 1))
-			V := m.Config.Vocab
-			randToks := func(n int) []int {
-				t := make([]int, n)
-				for i := range t {
-					t[i] = rng.IntN(V)
-				}
-				return t
-			}
-			if !jsonOut {
-				fmt.Fprintf(d.stderr, "model %s: %d layers, vocab %d; %d threads, kernels %s; loaded in %.3f s\n",
-					args[0], m.Config.Layers, V, e.Threads(), kernels.ISA(), load.Seconds())
-			}
-			// Load to first token: one decode step right after loading,
-			// while the background repack (if any) still runs.
-			ctx := d.ctx
-			t0 := time.Now()
-			logits, err := e.EvalTo(ctx, randToks(1), spark.LogitsLast, nil)
-			if err != nil {
-				return err
-			}
-			if !jsonOut {
-				fmt.Fprintf(d.stderr, "first token %.3f s after the start\n", (load + time.Since(t0)).Seconds())
-			}
-			// The timed tests measure the model as it runs once the
-			// background repack is done (1-3 s for a 1.1 GB file).
-			if err := m.WaitRepack(ctx); err != nil {
-				return err
-			}
-			if _, took := m.RepackStats(); repacking > 0 && !jsonOut {
-				fmt.Fprintf(d.stderr, "moved %.0f MB of weights into huge pages in the background (the interleaved layouts) in %.2f s\n", float64(repacking)/1e6, took.Seconds())
-			}
-			if counts != nil {
-				res, err := benchParallel(ctx, e, counts, nPrompt, nGen, reps, rng, func(line string) {
-					if !jsonOut {
-						fmt.Fprintln(d.stderr, line)
-					}
-				})
-				if err != nil {
-					return err
-				}
-				return printParallel(d, jsonOut, args[0], e.Threads(), res)
-			}
-			pp := func() (float64, error) {
-				e.Reset()
-				toks := randToks(nPrompt)
-				t0 := time.Now()
-				var err error
-				logits, err = e.EvalTo(ctx, toks, spark.LogitsLast, logits)
-				return float64(nPrompt) / time.Since(t0).Seconds(), err
-			}
-			tg := func() (float64, error) {
-				e.Reset()
-				toks := randToks(nGen)
-				t0 := time.Now()
-				for _, tok := range toks {
-					var err error
-					if logits, err = e.EvalTo(ctx, []int{tok}, spark.LogitsLast, logits); err != nil {
-						return 0, err
-					}
-				}
-				return float64(nGen) / time.Since(t0).Seconds(), nil
-			}
-			measure := func(name string, n int, f func() (float64, error)) (mean, sd float64, err error) {
-				if n == 0 {
-					return 0, 0, nil
-				}
-				if _, err := f(); err != nil { // warm-up
-					return 0, 0, fmt.Errorf("%s warm-up: %w", name, err)
-				}
-				var xs []float64
-				for i := 0; i < reps; i++ {
-					v, err := f()
-					if err != nil {
-						return 0, 0, fmt.Errorf("%s: %w", name, err)
-					}
-					xs = append(xs, v)
-					if !jsonOut {
-						fmt.Fprintf(d.stderr, "  %s%d rep %d: %.2f tok/s\n", name, n, i+1, v)
-					}
-				}
-				mean, sd = meanSD(xs)
-				return mean, sd, nil
-			}
-			if profile != "" {
-				f, err := os.Create(profile)
-				if err != nil {
-					return fmt.Errorf("cpu profile: %w", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return fmt.Errorf("cpu profile: %w", err)
-				}
-				defer pprof.StopCPUProfile()
-			}
-			if res.PPTPS, res.PPSD, err = measure("pp", nPrompt, pp); err != nil {
-				return err
-			}
-			if res.TGTPS, res.TGSD, err = measure("tg", nGen, tg); err != nil {
-				return err
-			}
-			res.RSSMB = peakRSSMB()
-			if jsonOut {
-				b, _ := json.Marshal(res)
-				fmt.Fprintln(d.jsonOut(), string(b))
-				return nil
-			}
-			fmt.Fprintf(d.stdout, "| model | threads | test | t/s |\n|---|---|---|---|\n")
-			if nPrompt > 0 {
-				fmt.Fprintf(d.stdout, "| %s | %d | pp%d | %.2f ± %.2f |\n", args[0], res.Threads, nPrompt, res.PPTPS, res.PPSD)
-			}
-			if nGen > 0 {
-				fmt.Fprintf(d.stdout, "| %s | %d | tg%d | %.2f ± %.2f |\n", args[0], res.Threads, nGen, res.TGTPS, res.TGSD)
-			}
-			fmt.Fprintf(d.stdout, "load %.3f s, peak RSS %.0f MB\n", res.LoadS, res.RSSMB)
-			return nil
+			o.path = args[0]
+			return runModelBench(o)
 		},
 	}
 	f := c.Flags()
-	f.IntVarP(&nPrompt, "n-prompt", "p", 512, "prompt tokens for the prefill test (0: skip)")
-	f.IntVarP(&nGen, "n-gen", "n", 128, "tokens for the decode test (0: skip)")
-	f.IntVarP(&threads, "threads", "t", 0, "engine threads (0: physical cores)")
-	f.IntVarP(&reps, "repetitions", "r", 3, "timed repetitions of each test")
-	f.IntVar(&batch, "batch", 0, "prefill chunk: tokens per pass through the layers (0: 256 with matrix-matrix kernels, else 64)")
-	f.BoolVar(&jsonOut, "json", false, "print one JSON object")
-	f.BoolVar(&preload, "preload", false, "copy the weights into anonymous (huge-page) memory at load instead of reading the file mapping (no repacking)")
-	f.BoolVar(&repack, "repack", true, "interleave the Q4_K and Q6_K matrices into 8-row groups in the background after loading, for the faster kernels (the timed tests wait for it)")
-	f.StringVar(&gelu, "gelu", "table", "GELU: table (llama.cpp's), tanh or erf")
-	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the timed tests to this file (-p 0 or -n 0 to profile one)")
-	f.Uint64Var(&seed, "seed", 1, "seed of the random token ids")
-	f.StringVar(&parallel, "parallel", "", "measure `N,N,..` sequences decoded together (e.g. 1,2,4,8,16,32) instead of one")
+	f.IntVarP(&o.nPrompt, "n-prompt", "p", 512, "prompt tokens for the prefill test (0: skip)")
+	f.IntVarP(&o.nGen, "n-gen", "n", 128, "tokens for the decode test (0: skip)")
+	f.IntVarP(&o.threads, "threads", "t", 0, "engine threads (0: physical cores)")
+	f.IntVarP(&o.reps, "repetitions", "r", 3, "timed repetitions of each test")
+	f.IntVar(&o.batch, "batch", 0, "prefill chunk: tokens per pass through the layers (0: 256 with matrix-matrix kernels, else 64)")
+	f.BoolVar(&o.json, "json", false, "print one JSON object")
+	f.BoolVar(&o.preload, "preload", false, "copy the weights into anonymous (huge-page) memory at load instead of reading the file mapping (no repacking)")
+	f.BoolVar(&o.repack, "repack", true, "interleave the Q4_K and Q6_K matrices into 8-row groups in the background after loading, for the faster kernels (the timed tests wait for it)")
+	f.StringVar(&o.gelu, "gelu", "table", "GELU: table (llama.cpp's), tanh or erf")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed tests to this file (-p 0 or -n 0 to profile one)")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the random token ids")
+	f.StringVar(&o.parallel, "parallel", "", "measure `N,N,..` sequences decoded together (e.g. 1,2,4,8,16,32) instead of one")
 	return c
+}
+
+// check refuses flags out of their ranges (usage errors) and reads
+// --gelu and --parallel.
+func (o *modelBenchOptions) check() error {
+	if o.nPrompt < 0 || o.nGen < 0 || o.reps < 1 {
+		return usageErr(fmt.Errorf("-p and -n must be >= 0, -r >= 1"))
+	}
+	if err := checkThreads(o.threads); err != nil {
+		return err
+	}
+	if err := checkBatch(o.batch); err != nil {
+		return err
+	}
+	if o.nPrompt == 0 && o.nGen == 0 {
+		return usageErr(fmt.Errorf("nothing to measure: -p and -n are both 0"))
+	}
+	if o.parallel != "" {
+		var err error
+		if o.counts, err = parseCounts(o.parallel); err != nil {
+			return usageErr(err)
+		}
+		if o.nGen == 0 {
+			return usageErr(fmt.Errorf("--parallel measures decoding: -n must be > 0"))
+		}
+	}
+	var ok bool
+	if o.geluMode, ok = spark.ParseGELU(o.gelu); !ok {
+		return usageErr(fmt.Errorf("--gelu must be erf, tanh or table, not %q", o.gelu))
+	}
+	return nil
+}
+
+// note prints a line of progress on stderr, unless the output is JSON.
+func (o *modelBenchOptions) note(format string, args ...any) {
+	if !o.json {
+		fmt.Fprintf(o.d.stderr, format+"\n", args...)
+	}
+}
+
+func runModelBench(o *modelBenchOptions) error {
+	d := o.d
+	if err := o.check(); err != nil {
+		return err
+	}
+	start := time.Now()
+	m, err := spark.Open(o.path)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	var repacking int64
+	switch {
+	case o.preload:
+		if _, err := m.Preload(); err != nil {
+			return err
+		}
+	case o.repack:
+		if repacking, err = m.StartRepack(); err != nil {
+			return err
+		}
+	}
+	maxCtx := max(o.nPrompt, o.nGen) + 1
+	if o.counts != nil {
+		maxCtx = o.nPrompt + o.nGen + 1
+	}
+	e, err := spark.NewEngine(m, spark.Options{Threads: o.threads, GELU: o.geluMode, Batch: o.batch, MaxContext: maxCtx})
+	if err != nil {
+		return fmt.Errorf("start engine: %w", err)
+	}
+	defer e.Close()
+	load := time.Since(start)
+	rng := rand.New(rand.NewPCG(o.seed, 1))
+	o.note("model %s: %d layers, vocab %d; %d threads, kernels %s; loaded in %.3f s",
+		o.path, m.Config.Layers, m.Config.Vocab, e.Threads(), kernels.ISA(), load.Seconds())
+	// Load to first token: one decode step right after loading, while the
+	// background repack (if any) still runs.
+	ctx := d.ctx
+	t0 := time.Now()
+	logits, err := e.EvalTo(ctx, randTokens(rng, m.Config.Vocab, 1), spark.LogitsLast, nil)
+	if err != nil {
+		return err
+	}
+	o.note("first token %.3f s after the start", (load + time.Since(t0)).Seconds())
+	// The timed tests measure the model as it runs once the background
+	// repack is done (1-3 s for a 1.1 GB file).
+	if err := m.WaitRepack(ctx); err != nil {
+		return err
+	}
+	if _, took := m.RepackStats(); repacking > 0 {
+		o.note("moved %.0f MB of weights into huge pages in the background (the interleaved layouts) in %.2f s", float64(repacking)/1e6, took.Seconds())
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if o.counts != nil {
+		res, err := benchParallel(ctx, e, o.counts, o.nPrompt, o.nGen, o.reps, rng, func(line string) { o.note("%s", line) })
+		if err != nil {
+			return err
+		}
+		return printParallel(d, o.json, o.path, e.Threads(), res)
+	}
+	res := benchResult{NPrompt: o.nPrompt, NGen: o.nGen, Threads: e.Threads(), LoadS: load.Seconds(), Kernels: kernels.ISA()}
+	if err := o.single(ctx, e, rng, logits, &res); err != nil {
+		return err
+	}
+	if o.json {
+		return json.NewEncoder(d.jsonOut()).Encode(res)
+	}
+	fmt.Fprintf(d.stdout, "| model | threads | test | t/s |\n|---|---|---|---|\n")
+	if o.nPrompt > 0 {
+		fmt.Fprintf(d.stdout, "| %s | %d | pp%d | %.2f ± %.2f |\n", o.path, res.Threads, o.nPrompt, res.PPTPS, res.PPSD)
+	}
+	if o.nGen > 0 {
+		fmt.Fprintf(d.stdout, "| %s | %d | tg%d | %.2f ± %.2f |\n", o.path, res.Threads, o.nGen, res.TGTPS, res.TGSD)
+	}
+	fmt.Fprintf(d.stdout, "load %.3f s, peak RSS %.0f MB\n", res.LoadS, res.RSSMB)
+	return nil
+}
+
+// single measures one sequence, as llama-bench does: prefill of -p random
+// tokens from an empty cache (pp) and -n one-token decode steps (tg), each
+// after an untimed warm-up, -r times.
+func (o *modelBenchOptions) single(ctx context.Context, e *spark.Engine, rng *rand.Rand, logits []float32, res *benchResult) error {
+	V := e.Model().Config.Vocab
+	pp := func() (float64, error) {
+		e.Reset()
+		toks := randTokens(rng, V, o.nPrompt)
+		t0 := time.Now()
+		var err error
+		logits, err = e.EvalTo(ctx, toks, spark.LogitsLast, logits)
+		return float64(o.nPrompt) / time.Since(t0).Seconds(), err
+	}
+	tg := func() (float64, error) {
+		e.Reset()
+		toks := randTokens(rng, V, o.nGen)
+		t0 := time.Now()
+		for _, tok := range toks {
+			var err error
+			if logits, err = e.EvalTo(ctx, []int{tok}, spark.LogitsLast, logits); err != nil {
+				return 0, err
+			}
+		}
+		return float64(o.nGen) / time.Since(t0).Seconds(), nil
+	}
+	var err error
+	if res.PPTPS, res.PPSD, err = o.measure("pp", o.nPrompt, pp); err != nil {
+		return err
+	}
+	if res.TGTPS, res.TGSD, err = o.measure("tg", o.nGen, tg); err != nil {
+		return err
+	}
+	res.RSSMB = peakRSSMB()
+	return nil
+}
+
+// measure runs f once untimed, then -r times, and returns the mean and
+// standard deviation of its rates (0, 0 for a test of n = 0 tokens).
+func (o *modelBenchOptions) measure(name string, n int, f func() (float64, error)) (mean, sd float64, err error) {
+	if n == 0 {
+		return 0, 0, nil
+	}
+	if _, err := f(); err != nil { // warm-up
+		return 0, 0, fmt.Errorf("%s warm-up: %w", name, err)
+	}
+	var xs []float64
+	for i := 0; i < o.reps; i++ {
+		v, err := f()
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %w", name, err)
+		}
+		xs = append(xs, v)
+		o.note("  %s%d rep %d: %.2f tok/s", name, n, i+1, v)
+	}
+	mean, sd = meanSD(xs)
+	return mean, sd, nil
+}
+
+// randTokens returns n random token ids below vocab.
+func randTokens(rng *rand.Rand, vocab, n int) []int {
+	t := make([]int, n)
+	for i := range t {
+		t[i] = rng.IntN(vocab)
+	}
+	return t
 }
 
 func meanSD(xs []float64) (mean, sd float64) {

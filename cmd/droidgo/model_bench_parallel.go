@@ -137,12 +137,7 @@ func rate(n int, d time.Duration) float64 {
 // printParallel prints benchParallel's results as JSON or a table.
 func printParallel(d *deps, jsonOut bool, model string, threads int, res []benchParallelCount) error {
 	if jsonOut {
-		b, err := json.Marshal(benchParallelJSON{Model: model, Threads: threads, Parallel: res})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(d.jsonOut(), string(b))
-		return nil
+		return json.NewEncoder(d.jsonOut()).Encode(benchParallelJSON{Model: model, Threads: threads, Parallel: res})
 	}
 	fmt.Fprintf(d.stdout, "| model | threads | sequences | pp t/s | tg t/s | tg t/s per sequence | RSS MB |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
