@@ -53,13 +53,7 @@ const maxBenchSequences = 256
 // reps times after one untimed warm-up pass, and the means are reported.
 func benchParallel(ctx context.Context, e *spark.Engine, counts []int, nPrompt, nGen, reps int, rng *rand.Rand, report func(string)) ([]benchParallelCount, error) {
 	V := e.Model().Config.Vocab
-	randToks := func(n int) []int {
-		t := make([]int, n)
-		for i := range t {
-			t[i] = rng.IntN(V)
-		}
-		return t
-	}
+	randToks := func(n int) []int { return randTokens(rng, V, n) }
 	var out []benchParallelCount
 	for _, n := range counts {
 		var pp, tg float64
