@@ -36,7 +36,7 @@ func main() {
 				return
 			}
 			if ev.Type == loop.EvAction && *step && ev.Call != nil && ev.Call.Name != action.TaskComplete {
-				d, err := ui.Approve(ctx, loop.ApprovalRequest{Step: ev.Step, Call: *ev.Call, Reason: "step mode"})
+				d, err := ui.Approve(ctx, loop.ApprovalRequest{Step: ev.Step, Call: *ev.Call, Why: loop.ApprovalStepMode, Reason: "step mode"})
 				if err != nil || d.Verdict == loop.Abort {
 					ui.Send(loop.Event{Type: loop.EvFinished, Result: &loop.Result{Reason: "stopped by the user"}})
 					return
