@@ -200,7 +200,9 @@ func runModelBench(o *modelBenchOptions) error {
 		defer pprof.StopCPUProfile()
 	}
 	if o.counts != nil {
-		res, err := benchParallel(ctx, e, o.counts, o.nPrompt, o.nGen, o.reps, rng, func(line string) { o.note("%s", line) })
+		// Progress goes to stderr with --json too: a sweep to 32
+		// sequences runs for many minutes.
+		res, err := benchParallel(ctx, e, o.counts, o.nPrompt, o.nGen, o.reps, rng, func(line string) { fmt.Fprintln(d.stderr, line) })
 		if err != nil {
 			return err
 		}
