@@ -65,9 +65,9 @@ type Options struct {
 	MaxContext int
 	// Batch is the engine's prefill chunk (0: the engine's default).
 	Batch int
-	// Repack interleaves the Q4_K and Q6_K weights in the background
-	// (spark.Model.StartRepack), where this CPU has kernels for it,
-	// starting once the first prompt is prefilled.
+	// Repack interleaves the Q4_K and Q6_K weights (spark.Model.StartRepack),
+	// where this CPU has kernels for it: from Open on, and the first
+	// forward pass waits for it.
 	Repack bool
 	// Unbatched turns off the batching of dictated answer tokens: every
 	// answer token is then chosen and evaluated on its own, as before
