@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/deploy"
 	"github.com/droidgo/droidgo/device"
 	"github.com/droidgo/droidgo/device/adb"
 	"github.com/droidgo/droidgo/device/local"
@@ -67,6 +68,10 @@ type deps struct {
 	modelOpeners map[string]modelOpener
 	// defaultModel returns the default model's path if it was pulled.
 	defaultModel func() (string, bool)
+	// buildAndroid builds droidgo for android/arm64 into the file out, from
+	// the checkout the working directory is in (deploy.ErrNoCheckout when
+	// there is none, or no go tool).
+	buildAndroid func(ctx context.Context, out string) error
 }
 
 // modelOpener opens a model backend from the part of a --model value
@@ -121,6 +126,17 @@ func newDeps(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *de
 	}
 	d.defaultModel = func() (string, bool) {
 		return d.hubClient().Find(hub.DefaultRepo, hub.DefaultQuant)
+	}
+	d.buildAndroid = func(ctx context.Context, out string) error {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		mod, err := deploy.FindModule(wd)
+		if err != nil {
+			return err
+		}
+		return deploy.Build(ctx, mod, out)
 	}
 	d.modelOpeners = map[string]modelOpener{
 		"script": func(_ context.Context, spec string, _ *config.Config) (model.Backend, error) {

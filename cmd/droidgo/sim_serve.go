@@ -29,7 +29,8 @@ Connect to it with 'adb connect 127.0.0.1:PORT' (or 'droidgo connect'), then
 use 'adb shell', 'adb pull /sdcard/window_dump.xml', or
 'droidgo run --device 127.0.0.1:PORT'. Its shell understands the commands
 droidgo sends (uiautomator dump, input, wm size, monkey, am, pm, dumpsys,
-getprop, settings, ime, cat, ls, rm, echo) and refuses any line that is more
+getprop, settings, ime, and the toybox tools cat, ls, rm, echo, sha256sum, df,
+mkdir, dd, mv, chmod on its files, kept in a temporary directory) and refuses any line that is more
 than one simple command with literal words. Stop it with Ctrl-C.`,
 		Example: "  droidgo sim serve --scenario wifi --port 0",
 		Args:    cobra.NoArgs,

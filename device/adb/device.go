@@ -2,7 +2,10 @@ package adb
 
 import (
 	"context"
+	"io"
+	"io/fs"
 	"slices"
+	"time"
 
 	"github.com/droidgo/droidgo/device"
 	"github.com/droidgo/droidgo/device/shell"
@@ -60,6 +63,18 @@ func (d *Device) StatV2() bool { return d.statV2 }
 
 // Client returns the client of the server the device is behind.
 func (d *Device) Client() *Client { return d.c }
+
+// Push writes what r holds to path on the device (sync SEND) with the
+// permission bits perm.
+func (d *Device) Push(ctx context.Context, path string, perm fs.FileMode, r io.Reader) error {
+	return d.c.Push(ctx, d.info.Serial, path, perm, time.Now(), r)
+}
+
+// Stat reports a file of the device; a missing one is an error wrapping
+// fs.ErrNotExist.
+func (d *Device) Stat(ctx context.Context, path string) (FileInfo, error) {
+	return d.c.Stat(ctx, d.info.Serial, path, d.statV2)
+}
 
 // runner runs lines with the shell service (v2 when the device has it)
 // and reads files with sync.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"syscall"
+	"time"
 )
 
 // maxSyncPath is the longest path the sync protocol accepts.
@@ -48,7 +49,8 @@ func (c *Client) Pull(ctx context.Context, serial, path string, statV2 bool) ([]
 // are and marks transport failures as a lost device.
 func deviceLostUnlessFS(serial string, err error) error {
 	var fe *SyncError
-	if errors.As(err, &fe) || errors.Is(err, fs.ErrNotExist) {
+	var le *localError
+	if errors.As(err, &fe) || errors.As(err, &le) || errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return deviceLost(serial, err)
@@ -151,4 +153,101 @@ func syncRecv(rw io.ReadWriter, path string) ([]byte, error) {
 			return nil, fmt.Errorf("protocol error: got %q in RECV reply", hdr[:4])
 		}
 	}
+}
+
+// Stat reports a file of the device (STA2 when statV2, else STAT); a
+// missing file is an error wrapping fs.ErrNotExist.
+func (c *Client) Stat(ctx context.Context, serial, path string, statV2 bool) (FileInfo, error) {
+	if len(path) == 0 || len(path) > maxSyncPath {
+		return FileInfo{}, fmt.Errorf("stat %q: bad path length %d", short(path), len(path))
+	}
+	cc, err := c.open(ctx, serial, "sync:")
+	if err != nil {
+		return FileInfo{}, fmt.Errorf("stat %s: %w", path, err)
+	}
+	defer cc.Close()
+	fi, err := syncStat(cc, path, statV2)
+	if err != nil {
+		return fi, fmt.Errorf("stat %s: %w", path, deviceLostUnlessFS(serial, cc.wrap(err)))
+	}
+	_ = syncRequest(cc, "QUIT", "")
+	return fi, nil
+}
+
+// maxSyncData is the most a sync DATA message may carry.
+const maxSyncData = 64 << 10
+
+// Push writes what r holds to path on the device with the sync protocol
+// (SEND "path,mode", DATA chunks, DONE mtime) and waits for the device's
+// OKAY. perm is the file's permission bits; adbd creates missing parent
+// directories. A FAIL reply is a *SyncError.
+func (c *Client) Push(ctx context.Context, serial, path string, perm fs.FileMode, mtime time.Time, r io.Reader) error {
+	spec := fmt.Sprintf("%s,%d", path, 0o100000|uint32(perm.Perm()))
+	if len(path) == 0 || len(spec) > maxSyncPath {
+		return fmt.Errorf("push %q: bad path length %d", short(path), len(path))
+	}
+	cc, err := c.open(ctx, serial, "sync:")
+	if err != nil {
+		return fmt.Errorf("push %s: %w", path, err)
+	}
+	defer cc.Close()
+	if err := syncSend(cc, spec, mtime, r); err != nil {
+		return fmt.Errorf("push %s: %w", path, deviceLostUnlessFS(serial, cc.wrap(err)))
+	}
+	_ = syncRequest(cc, "QUIT", "")
+	return nil
+}
+
+// localError marks a failure to read what is being pushed, which is no
+// sign of a lost device.
+type localError struct{ err error }
+
+func (e *localError) Error() string { return "read the local file: " + e.err.Error() }
+func (e *localError) Unwrap() error { return e.err }
+
+func syncSend(rw io.ReadWriter, spec string, mtime time.Time, r io.Reader) error {
+	if err := syncRequest(rw, "SEND", spec); err != nil {
+		return err
+	}
+	buf := make([]byte, 8+maxSyncData)
+	copy(buf, "DATA")
+	for {
+		n, rerr := io.ReadFull(r, buf[8:])
+		if n > 0 {
+			binary.LittleEndian.PutUint32(buf[4:], uint32(n))
+			if _, err := rw.Write(buf[:8+n]); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return &localError{rerr}
+		}
+	}
+	done := []byte{'D', 'O', 'N', 'E', 0, 0, 0, 0}
+	binary.LittleEndian.PutUint32(done[4:], uint32(mtime.Unix()))
+	if _, err := rw.Write(done); err != nil {
+		return err
+	}
+	var hdr [8]byte
+	if _, err := io.ReadFull(rw, hdr[:]); err != nil {
+		return err
+	}
+	n := binary.LittleEndian.Uint32(hdr[4:])
+	switch string(hdr[:4]) {
+	case "OKAY":
+		return nil
+	case "FAIL":
+		if n > 4096 {
+			return fmt.Errorf("protocol error: FAIL message of %d bytes", n)
+		}
+		msg := make([]byte, n)
+		if _, err := io.ReadFull(rw, msg); err != nil {
+			return err
+		}
+		return &SyncError{Msg: string(msg)}
+	}
+	return fmt.Errorf("protocol error: got %q in SEND reply", hdr[:4])
 }

@@ -143,47 +143,8 @@ func (s *Server) run(argv []string, o *output) int {
 			fmt.Fprintf(&o.stdout, "[%s]: [%s]\n", k, p[k])
 		}
 		return 0
-	case "cat":
-		code := 0
-		for _, f := range argv[1:] {
-			data, ok := s.ReadFile(f)
-			if !ok {
-				code = errf(1, "cat: %s: No such file or directory", f)
-				continue
-			}
-			o.stdout.Write(data)
-		}
-		return code
-	case "rm":
-		code := 0
-		force := false
-		for _, f := range argv[1:] {
-			if f == "-f" {
-				force = true
-				continue
-			}
-			if !s.fs.remove(f) && !force {
-				code = errf(1, "rm: %s: No such file or directory", f)
-			}
-		}
-		return code
-	case "ls":
-		dir := "/sdcard"
-		if len(argv) > 1 {
-			dir = argv[len(argv)-1]
-		}
-		names, ok := s.fs.list(dir)
-		if !ok {
-			if _, ok := s.fs.get(dir); ok {
-				fmt.Fprintln(&o.stdout, dir)
-				return 0
-			}
-			return errf(1, "ls: %s: No such file or directory", dir)
-		}
-		for _, n := range names {
-			fmt.Fprintln(&o.stdout, n)
-		}
-		return 0
+	case "cat", "rm", "ls", "sha256sum", "df", "mkdir", "chmod", "mv", "dd":
+		return s.toybox(argv, o)
 	case "uiautomator":
 		return s.uiautomator(ctx, argv[1:], o)
 	case "input":

@@ -1,22 +1,30 @@
 package adbd
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
+	"syscall"
 	"time"
 )
 
-// memFS is the fake device's file system: flat paths to contents, with
-// directories recorded explicitly.
-type memFS struct {
-	mu    sync.Mutex
-	files map[string]*memFile
+// diskFS is the fake device's file system: the phone's paths under a
+// directory of this machine, so that a program the fake runs (a pushed
+// droidgo under qemu) reads and writes the same files as its shell and
+// sync services.
+type diskFS struct {
+	root string
+	// own says the directory is the fake's to remove on Close.
+	own bool
 }
 
-type memFile struct {
-	data  []byte
+// fileInfo is what the sync service and the shell's tools need of a file.
+type fileInfo struct {
+	size  int64
 	mode  uint32 // permission bits
 	mtime time.Time
 	dir   bool
@@ -27,14 +35,30 @@ const (
 	sIFDIR = 0o040000
 )
 
-func newMemFS() *memFS {
-	fs := &memFS{files: map[string]*memFile{}}
-	for _, d := range []string{"/", "/sdcard", "/sdcard/Download", "/data", "/data/local", "/data/local/tmp", "/system", "/system/bin"} {
-		fs.files[d] = &memFile{dir: true, mode: 0o771, mtime: time.Now()}
+// phoneDirs exist on every fake phone.
+var phoneDirs = []string{"/sdcard", "/sdcard/Download", "/data/local/tmp", "/system/bin"}
+
+// newDiskFS serves the directory root (a new temporary one when root is
+// "") as the phone's file system.
+func newDiskFS(root string) (*diskFS, error) {
+	d := &diskFS{root: root}
+	if root == "" {
+		dir, err := os.MkdirTemp("", "droidgo-fake-phone-")
+		if err != nil {
+			return nil, err
+		}
+		d.root, d.own = dir, true
 	}
-	return fs
+	for _, p := range phoneDirs {
+		if err := os.MkdirAll(d.host(p), 0o771); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
 }
 
+// clean returns the phone path p made absolute and clean, with the
+// aliases of /sdcard replaced by /sdcard.
 func clean(p string) string {
 	if !strings.HasPrefix(p, "/") {
 		p = "/" + p
@@ -49,73 +73,105 @@ func clean(p string) string {
 	return p
 }
 
-func (fs *memFS) get(p string) (memFile, bool) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	f, ok := fs.files[clean(p)]
-	if !ok {
-		return memFile{}, false
+// host is the file of this machine that holds the phone's path p. Clean
+// paths cannot climb out of root.
+func (d *diskFS) host(p string) string {
+	return filepath.Join(d.root, filepath.FromSlash(clean(p)))
+}
+
+func (d *diskFS) get(p string) (fileInfo, bool) {
+	st, err := os.Stat(d.host(p))
+	if err != nil {
+		return fileInfo{}, false
 	}
-	return *f, true
+	return fileInfo{size: st.Size(), mode: uint32(st.Mode().Perm()), mtime: st.ModTime(), dir: st.IsDir()}, true
+}
+
+// read returns a regular file's contents.
+func (d *diskFS) read(p string) ([]byte, error) {
+	if f, ok := d.get(p); ok && f.dir {
+		return nil, syscall.EISDIR
+	}
+	return os.ReadFile(d.host(p))
 }
 
 // write stores a file, creating its parent directories.
-func (fs *memFS) write(p string, data []byte, mode uint32) bool {
-	p = clean(p)
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if f, ok := fs.files[p]; ok && f.dir {
+func (d *diskFS) write(p string, data []byte, mode uint32) bool {
+	h := d.host(p)
+	if f, ok := d.get(p); ok && f.dir {
 		return false
 	}
-	for d := path.Dir(p); ; d = path.Dir(d) {
-		if f, ok := fs.files[d]; ok {
-			if !f.dir {
-				return false
-			}
-		} else {
-			fs.files[d] = &memFile{dir: true, mode: 0o771, mtime: time.Now()}
-		}
-		if d == "/" {
-			break
-		}
+	if os.MkdirAll(filepath.Dir(h), 0o771) != nil {
+		return false
 	}
-	fs.files[p] = &memFile{data: append([]byte(nil), data...), mode: mode & 0o777, mtime: time.Now()}
-	return true
+	if os.WriteFile(h, data, d.perm(mode)) != nil {
+		return false
+	}
+	return os.Chmod(h, d.perm(mode)) == nil
 }
 
-func (fs *memFS) remove(p string) bool {
-	p = clean(p)
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	f, ok := fs.files[p]
-	if !ok || f.dir {
+// perm keeps the owner able to read and write what the fake stores: the
+// phone's files are this user's files.
+func (d *diskFS) perm(mode uint32) os.FileMode { return os.FileMode(mode&0o777 | 0o600) }
+
+// place closes tmp, a file under root, and moves it to the phone's path
+// p with permissions mode, creating p's parent directories.
+func (d *diskFS) place(tmp *os.File, p string, mode uint32) error {
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if f, ok := d.get(p); ok && f.dir {
+		return syscall.EISDIR
+	}
+	h := d.host(p)
+	if err := os.MkdirAll(filepath.Dir(h), 0o771); err != nil {
+		return syscall.ENOTDIR
+	}
+	if err := os.Chmod(tmp.Name(), d.perm(mode)); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), h)
+}
+
+func (d *diskFS) remove(p string) bool {
+	if f, ok := d.get(p); !ok || f.dir {
 		return false
 	}
-	delete(fs.files, p)
-	return true
+	return os.Remove(d.host(p)) == nil
 }
 
 // list returns the names directly inside dir, sorted.
-func (fs *memFS) list(dir string) ([]string, bool) {
-	dir = clean(dir)
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if f, ok := fs.files[dir]; !ok || !f.dir {
+func (d *diskFS) list(dir string) ([]string, bool) {
+	ents, err := os.ReadDir(d.host(dir))
+	if err != nil {
 		return nil, false
 	}
-	prefix := strings.TrimSuffix(dir, "/") + "/"
-	var names []string
-	for p := range fs.files {
-		if p != dir && strings.HasPrefix(p, prefix) && !strings.Contains(p[len(prefix):], "/") {
-			names = append(names, p[len(prefix):])
-		}
+	names := make([]string, 0, len(ents))
+	for _, e := range ents {
+		names = append(names, e.Name())
 	}
 	sort.Strings(names)
 	return names, true
 }
 
+func (d *diskFS) mkdirAll(p string) error {
+	err := os.MkdirAll(d.host(p), 0o771)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// close removes the directory if the fake made it.
+func (d *diskFS) close() {
+	if d.own {
+		os.RemoveAll(d.root)
+	}
+}
+
 // statMode returns the full st_mode of f.
-func statMode(f memFile) uint32 {
+func statMode(f fileInfo) uint32 {
 	if f.dir {
 		return sIFDIR | f.mode
 	}

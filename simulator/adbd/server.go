@@ -50,6 +50,13 @@ type Options struct {
 	Rotation int
 	// Props are extra getprop values.
 	Props map[string]string
+	// Root is the directory of this machine that holds the phone's files
+	// (its paths under it: Root/sdcard, Root/data/local/tmp); "" makes a
+	// temporary one, removed by Close.
+	Root string
+	// FreeBytes is the space `df` reports available on every file system
+	// of the phone; 0 means 64 GiB.
+	FreeBytes int64
 	// OnCommand, when set, is called after each logged command (tests use
 	// it to pull the plug at a chosen moment; it must not call Close
 	// synchronously).
@@ -83,18 +90,23 @@ type Command struct {
 type Server struct {
 	phone device.Device
 	opts  Options
-	fs    *memFS
+	fs    *diskFS
+	fsErr error
 
 	mu      sync.Mutex
 	ln      net.Listener
 	conns   map[net.Conn]bool
 	log     []Command
 	refused []string
-	ime     string
-	closed  bool
-	wg      sync.WaitGroup
-	ctx     context.Context
-	cancel  context.CancelFunc
+	// cutAfter, when not negative, is how many more bytes of sync DATA
+	// the fake takes before it drops the connection (CutSyncAfter).
+	cutAfter  int64
+	syncBytes int64
+	ime       string
+	closed    bool
+	wg        sync.WaitGroup
+	ctx       context.Context
+	cancel    context.CancelFunc
 }
 
 // New returns a fake adbd serving phone. Call Listen, then Serve (or Start).
@@ -112,7 +124,8 @@ func New(phone device.Device, opts Options) *Server {
 		opts.Device = "droidgosim"
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{phone: phone, opts: opts, fs: newMemFS(), conns: map[net.Conn]bool{}, ctx: ctx, cancel: cancel}
+	fsys, fsErr := newDiskFS(opts.Root)
+	s := &Server{phone: phone, opts: opts, fs: fsys, fsErr: fsErr, conns: map[net.Conn]bool{}, ctx: ctx, cancel: cancel, cutAfter: -1}
 	s.ime = "com.google.android.inputmethod.latin/com.android.inputmethod.latin.LatinIME"
 	if opts.ADBKeyboard {
 		s.ime = adbKeyboardIME
@@ -123,6 +136,9 @@ func New(phone device.Device, opts Options) *Server {
 // Listen opens the TCP listener. addr must be a loopback address such as
 // "127.0.0.1:0" (port 0 picks a free port).
 func (s *Server) Listen(addr string) error {
+	if s.fsErr != nil {
+		return fmt.Errorf("fake device file system: %w", s.fsErr)
+	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("listen %q: %w", addr, err)
@@ -224,6 +240,9 @@ func (s *Server) Close() error {
 		err = ln.Close()
 	}
 	s.wg.Wait()
+	if s.fs != nil {
+		s.fs.close()
+	}
 	return err
 }
 
@@ -246,11 +265,44 @@ func (s *Server) WriteFile(path string, data []byte) { s.fs.write(path, data, 0o
 
 // ReadFile reads a file from the fake's file system.
 func (s *Server) ReadFile(path string) ([]byte, bool) {
-	f, ok := s.fs.get(path)
-	if !ok || f.dir {
-		return nil, false
+	data, err := s.fs.read(path)
+	return data, err == nil
+}
+
+// HostPath is the file of this machine that holds the phone's path.
+func (s *Server) HostPath(path string) string { return s.fs.host(path) }
+
+// CutSyncAfter makes the fake drop its connection to the adb server, as a
+// pulled cable would, once it has received n more bytes of file data
+// through sync (push). The cut happens once.
+func (s *Server) CutSyncAfter(n int64) {
+	s.mu.Lock()
+	s.cutAfter = n
+	s.mu.Unlock()
+}
+
+// SyncBytes is how many bytes of file data the fake has received through
+// sync (push), cut transfers included.
+func (s *Server) SyncBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.syncBytes
+}
+
+// takeSync counts n bytes of pushed data and says how many of them the
+// fake takes before it must cut the connection (n when there is no cut).
+func (s *Server) takeSync(n int64) (take int64, cut bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	take = n
+	if s.cutAfter >= 0 && n >= s.cutAfter {
+		take, cut = s.cutAfter, true
+		s.cutAfter = -1
+	} else if s.cutAfter >= 0 {
+		s.cutAfter -= n
 	}
-	return append([]byte(nil), f.data...), true
+	s.syncBytes += take
+	return take, cut
 }
 
 func (s *Server) record(c Command) {

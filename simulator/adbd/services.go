@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -271,7 +272,7 @@ func (s *Server) serveSync(st *stream) {
 			copy(b[:], "STAT")
 			if f, ok := s.fs.get(p); ok {
 				binary.LittleEndian.PutUint32(b[4:], statMode(f))
-				binary.LittleEndian.PutUint32(b[8:], uint32(len(f.data)))
+				binary.LittleEndian.PutUint32(b[8:], uint32(f.size))
 				binary.LittleEndian.PutUint32(b[12:], uint32(f.mtime.Unix()))
 			}
 			st.Write(b[:])
@@ -288,7 +289,7 @@ func (s *Server) serveSync(st *stream) {
 				binary.LittleEndian.PutUint32(b[28:], 1)
 				binary.LittleEndian.PutUint32(b[32:], 2000)
 				binary.LittleEndian.PutUint32(b[36:], 9997)
-				binary.LittleEndian.PutUint64(b[40:], uint64(len(f.data)))
+				binary.LittleEndian.PutUint64(b[40:], uint64(f.size))
 				for _, off := range []int{48, 56, 64} {
 					binary.LittleEndian.PutUint64(b[off:], uint64(f.mtime.Unix()))
 				}
@@ -303,7 +304,7 @@ func (s *Server) serveSync(st *stream) {
 				rec := make([]byte, 20+len(name))
 				copy(rec, "DENT")
 				binary.LittleEndian.PutUint32(rec[4:], statMode(f))
-				binary.LittleEndian.PutUint32(rec[8:], uint32(len(f.data)))
+				binary.LittleEndian.PutUint32(rec[8:], uint32(f.size))
 				binary.LittleEndian.PutUint32(rec[12:], uint32(f.mtime.Unix()))
 				binary.LittleEndian.PutUint32(rec[16:], uint32(len(name)))
 				copy(rec[20:], name)
@@ -322,7 +323,12 @@ func (s *Server) serveSync(st *stream) {
 				syncFail(st, "read failed: Is a directory")
 				return
 			}
-			for data := f.data; len(data) > 0; {
+			data, err := s.fs.read(p)
+			if err != nil {
+				syncFail(st, "read failed: "+errText(err))
+				return
+			}
+			for len(data) > 0 {
 				chunk := min(len(data), 64<<10)
 				rec := make([]byte, 8+chunk)
 				copy(rec, "DATA")
@@ -346,6 +352,8 @@ func (s *Server) serveSync(st *stream) {
 }
 
 // recvFile handles SEND "path,mode": DATA chunks until DONE, then OKAY.
+// The data goes to a file beside the phone's files and takes the path's
+// place at DONE, so a transfer cut short leaves the path as it was.
 func (s *Server) recvFile(st *stream, spec string) bool {
 	p, modeStr := spec, "33188"
 	if i := strings.LastIndexByte(spec, ','); i >= 0 {
@@ -356,7 +364,15 @@ func (s *Server) recvFile(st *stream, spec string) bool {
 		syncFail(st, "bad mode "+strconv.Quote(modeStr))
 		return false
 	}
-	var data bytes.Buffer
+	tmp, err := os.CreateTemp(s.fs.root, ".sync-")
+	if err != nil {
+		syncFail(st, "remote couldn't create file: "+errText(err))
+		return false
+	}
+	defer func() {
+		tmp.Close()
+		os.Remove(tmp.Name())
+	}()
 	var hdr [8]byte
 	for {
 		if _, err := io.ReadFull(st, hdr[:]); err != nil {
@@ -365,19 +381,24 @@ func (s *Server) recvFile(st *stream, spec string) bool {
 		n := binary.LittleEndian.Uint32(hdr[4:])
 		switch string(hdr[:4]) {
 		case "DATA":
-			if n > 64<<10 || data.Len()+int(n) > 64<<20 {
-				syncFail(st, "file too large")
+			if n > 64<<10 {
+				syncFail(st, "invalid data message: too long")
 				return false
 			}
-			if _, err := io.CopyN(&data, st, int64(n)); err != nil {
+			take, cut := s.takeSync(int64(n))
+			if _, err := io.CopyN(tmp, st, take); err != nil {
+				return false
+			}
+			if cut {
+				st.c.nc.Close() // the cable is pulled
 				return false
 			}
 		case "DONE":
 			// adbd copies the user permission bits to group and other.
 			perm := uint32(mode) & 0o700
 			perm |= perm>>3 | perm>>6
-			if !s.fs.write(p, data.Bytes(), perm) {
-				syncFail(st, "remote couldn't create file: Is a directory")
+			if err := s.fs.place(tmp, p, perm); err != nil {
+				syncFail(st, "remote couldn't create file: "+errText(err))
 				return false
 			}
 			st.Write([]byte{'O', 'K', 'A', 'Y', 0, 0, 0, 0})
