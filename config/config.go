@@ -16,6 +16,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/droidgo/droidgo/internal/cpuset"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model"
 )
@@ -29,7 +30,8 @@ type Settings struct {
 	MaxSteps    int      // step budget of a run
 	Think       bool     // thinking on
 	ThinkBudget int      // reasoning tokens before the loop closes the reasoning
-	Threads     int      // engine threads; 0 = physical cores
+	Threads     int      // engine threads; 0 = one per chosen core
+	CPUs        string   // the CPUs the engine runs on ("4-7"); "" = the fastest cores
 	Repack      bool     // interleave K-quant weights in the background after loading
 	Constrain   bool     // constrained answers in the in-process engine
 	PromptCache bool     // keep the fixed prompt prefix's KV state on disk
@@ -77,6 +79,12 @@ var limits = map[string]limit{
 	"vote":        {min: 1, max: loop.MaxVote},
 }
 
+// stringChecks are the forms of the text settings that have one, checked
+// for every source like the limits (an empty value is the default).
+var stringChecks = map[string]func(string) error{
+	"cpus": func(v string) error { _, err := cpuset.ParseList(v); return err },
+}
+
 // MaxTemperature bounds the temperature setting: beyond 2 (the OpenAI
 // API's own bound) a small model's tokens are noise.
 const MaxTemperature = 2
@@ -103,7 +111,8 @@ var Keys = []Key{
 	{"max_steps", "DROIDGO_MAX_STEPS", "int", strconv.Itoa(loop.DefaultMaxSteps), "step budget of a run", func(s *Settings) any { return &s.MaxSteps }},
 	{"think", "DROIDGO_THINK", "bool", "true", "let the model reason before it answers", func(s *Settings) any { return &s.Think }},
 	{"think_budget", "DROIDGO_THINK_BUDGET", "int", strconv.Itoa(DefaultThinkBudget), "reasoning tokens per step before the reasoning is closed", func(s *Settings) any { return &s.ThinkBudget }},
-	{"threads", "DROIDGO_THREADS", "int", "0", "threads of the in-process engine (0 = physical cores)", func(s *Settings) any { return &s.Threads }},
+	{"threads", "DROIDGO_THREADS", "int", "0", "threads of the in-process engine (0: one per core it runs on)", func(s *Settings) any { return &s.Threads }},
+	{"cpus", "DROIDGO_CPUS", "string", "", "CPUs the in-process engine runs on, pinned, as a list like 4-7 or 0,2,4 (empty: the fastest cores, one thread each; on phones and hybrid CPUs the slower cores are left out)", func(s *Settings) any { return &s.CPUs }},
 	{"repack", "DROIDGO_REPACK", "bool", "true", "interleave the model's Q4_K/Q6_K weights in the background after loading, for faster decoding (false: keep the file's layout)", func(s *Settings) any { return &s.Repack }},
 	{"constrain", "DROIDGO_CONSTRAIN", "bool", "true", "limit the in-process model's answers to valid tool calls", func(s *Settings) any { return &s.Constrain }},
 	{"prompt_cache", "DROIDGO_PROMPT_CACHE", "bool", "true", "keep the KV state of the fixed prompt prefix (system prompt and tools) in $XDG_CACHE_HOME/droidgo/kv and load it in the next run instead of recomputing it", func(s *Settings) any { return &s.PromptCache }},
@@ -357,6 +366,11 @@ func tomlKind(v any) string {
 func (c *Config) set(k Key, v string, source Source) error {
 	switch p := k.field(&c.Settings).(type) {
 	case *string:
+		if check := stringChecks[k.Name]; check != nil && strings.TrimSpace(v) != "" {
+			if err := check(v); err != nil {
+				return err
+			}
+		}
 		*p = v
 	case *int:
 		n, err := strconv.Atoi(strings.TrimSpace(v))
@@ -449,6 +463,17 @@ func flagError(flag string, err error) error {
 // with the flag's name in the message.
 func CheckFlag(name, flag string, n int) error {
 	return checkFlag(name, flag, func(k Key) error { return k.Check(n) })
+}
+
+// CheckStringFlag checks the value of a flag that sets the text setting
+// name (model bench --cpus), with the flag's name in the message.
+func CheckStringFlag(name, flag, v string) error {
+	return checkFlag(name, flag, func(k Key) error {
+		if check := stringChecks[k.Name]; check != nil && strings.TrimSpace(v) != "" {
+			return check(v)
+		}
+		return nil
+	})
 }
 
 // CheckFloatFlag checks the value of a flag that sets the float setting

@@ -17,7 +17,7 @@ type EventType string
 // Event types, in the order they occur within a run. Every event also
 // carries Time and Device (the phone's name, as run_started gives it).
 const (
-	EvRunStarted   EventType = "run_started"   // Task, MaxSteps, Model
+	EvRunStarted   EventType = "run_started"   // Task, MaxSteps, Model, Engine
 	EvHold         EventType = "hold"          // Stage: the run passed a hold point (Config.Hold); replays hold there
 	EvStepStarted  EventType = "step_started"  // Step, Screen
 	EvPrompt       EventType = "prompt"        // Step, Messages: the conversation sent to the model (recordings keep it; displays may ignore it)
@@ -161,6 +161,9 @@ type Event struct {
 	Task     string `json:"task,omitempty"`
 	MaxSteps int    `json:"max_steps,omitempty"`
 	Model    string `json:"model,omitempty"`
+	// Engine is how an in-process model runs (model.EngineBackend): its
+	// threads, the cores they run on, its kernels.
+	Engine *model.Engine `json:"engine,omitempty"`
 
 	Stage    Stage          `json:"stage,omitempty"`    // EvHold
 	Outcome  Outcome        `json:"outcome,omitempty"`  // EvAction

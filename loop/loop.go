@@ -10,6 +10,7 @@ import (
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/device"
+	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/uixml"
 )
 
@@ -73,7 +74,12 @@ func (r *runner) warn(text string) {
 
 func (r *runner) run(ctx context.Context) Result {
 	r.start = r.cfg.Now()
-	r.emit(Event{Type: EvRunStarted, Task: r.cfg.Task, MaxSteps: r.cfg.MaxSteps, Model: modelName(r.cfg)})
+	started := Event{Type: EvRunStarted, Task: r.cfg.Task, MaxSteps: r.cfg.MaxSteps, Model: modelName(r.cfg)}
+	if b, ok := r.cfg.Model.(model.EngineBackend); ok {
+		e := b.Engine()
+		started.Engine = &e
+	}
+	r.emit(started)
 	for _, w := range r.cfg.Warnings {
 		r.warn(w)
 	}

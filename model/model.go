@@ -7,6 +7,7 @@ package model
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/droidgo/droidgo/action"
@@ -139,6 +140,46 @@ type Backend interface {
 	Name() string
 	// Chat streams one assistant turn for the conversation so far.
 	Chat(ctx context.Context, req ChatRequest) (Stream, error)
+}
+
+// Engine is how an in-process backend runs the model, for the headers of
+// runs (the run_started event).
+type Engine struct {
+	Threads int `json:"threads"`
+	// CPUs are the CPUs the threads are pinned to (none: not pinned).
+	CPUs []int `json:"cpus,omitempty"`
+	// Cores says which cores run the model, in words ("CPUs 4-7, the
+	// fastest 4 of 8 cores").
+	Cores string `json:"cores,omitempty"`
+	// NotPinned is why the threads could not be pinned to CPUs, if they
+	// could not.
+	NotPinned string `json:"not_pinned,omitempty"`
+	// Kernels is the kernel level that runs (kernels.ISA).
+	Kernels string `json:"kernels,omitempty"`
+}
+
+// String writes e as a header line: "4 threads on CPUs 4-7, the fastest 4
+// of 8 cores; kernels i8mm".
+func (e Engine) String() string {
+	s := fmt.Sprintf("%d thread", e.Threads)
+	if e.Threads != 1 {
+		s += "s"
+	}
+	if e.Cores != "" {
+		s += " on " + e.Cores
+	}
+	if e.NotPinned != "" {
+		s += " (not pinned: " + e.NotPinned + ")"
+	}
+	if e.Kernels != "" {
+		s += "; kernels " + e.Kernels
+	}
+	return s
+}
+
+// EngineBackend is a backend that runs the model in-process and says how.
+type EngineBackend interface {
+	Engine() Engine
 }
 
 // ErrPromptTooLong is wrapped by the error of a Chat whose prompt does not

@@ -62,6 +62,9 @@ func (t *Text) Event(ev loop.Event) {
 		t.max = ev.MaxSteps
 		fmt.Fprintf(w, "task:     %s\n", ev.Task)
 		fmt.Fprintf(w, "device:   %s   model: %s   max steps: %d\n", orNone(ev.Device), orNone(ev.Model), ev.MaxSteps)
+		if ev.Engine != nil {
+			fmt.Fprintf(w, "engine:   %s\n", ev.Engine)
+		}
 	case loop.EvStepStarted:
 		t.screen = ev.Screen
 		fmt.Fprintf(w, "\nstep %d/%d", ev.Step, t.max)

@@ -122,6 +122,7 @@ type ui struct {
 // the footer show when it is the phone on screen.
 type phone struct {
 	task, device, modelName string
+	engine                  string // how the model runs (model.Engine)
 	maxSteps, step          int
 	tps                     float64
 	started, finishedAt     time.Time
@@ -574,6 +575,10 @@ func (m *ui) applyTo(it item) {
 		}
 		if ev.Model != "" {
 			m.modelName = ev.Model
+		}
+		m.engine = ""
+		if ev.Engine != nil {
+			m.engine = ev.Engine.String()
 		}
 		if ev.MaxSteps > 0 {
 			m.maxSteps = ev.MaxSteps

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/droidgo/droidgo/action"
 	"github.com/droidgo/droidgo/loop"
+	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/tui/internal/demo"
 )
 
@@ -526,5 +528,29 @@ func TestTypesNotWords(t *testing.T) {
 	}
 	if strings.Count(f, "– skipped") != 1 || strings.Count(f, "✓ done") != 1 {
 		t.Errorf("want one skipped and one done step:\n%s", f)
+	}
+}
+
+// The header says how the model runs (run_started's engine) at the end of
+// its second line, cut first on a narrow terminal, and with the model's
+// control characters removed.
+func TestHeaderSaysWhichCores(t *testing.T) {
+	eng := &model.Engine{Threads: 4, CPUs: []int{4, 5, 6, 7}, Cores: "CPUs 4-7, the fastest 4 of 8 cores", Kernels: "i8mm"}
+	m, _ := newTestUI(t, Options{}, 160, 30)
+	send(m, loop.Event{Type: loop.EvRunStarted, Task: "T", Device: "D", Model: "M", MaxSteps: 7, Engine: eng})
+	if f := frame(m); !strings.Contains(f, "4 threads on CPUs 4-7, the fastest 4 of 8 cores; kernels i8mm") {
+		t.Errorf("the header does not say which cores run the model:\n%s", f)
+	}
+	narrow, _ := newTestUI(t, Options{}, 60, 30)
+	send(narrow, loop.Event{Type: loop.EvRunStarted, Task: "T", Device: "D", Model: "M", MaxSteps: 7, Engine: eng})
+	for i, line := range strings.Split(frame(narrow), "\n") {
+		if ansi.StringWidth(line) > 60 {
+			t.Errorf("line %d is %d wide on a 60-column terminal: %q", i, ansi.StringWidth(line), line)
+		}
+	}
+	evil := &model.Engine{Threads: 1, Cores: "CPUs 0\x1b[2J\x07"}
+	send(m, loop.Event{Type: loop.EvRunStarted, Task: "T", Device: "D", Model: "M", MaxSteps: 7, Engine: evil})
+	if f := m.render(); strings.Contains(f, "\x1b[2J") || strings.Contains(f, "\x07") {
+		t.Error("the engine's text reached the terminal with its control characters")
 	}
 }

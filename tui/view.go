@@ -520,7 +520,12 @@ func (m *ui) header() []string {
 		parts = append(parts, "– tok/s")
 	}
 	parts = append(parts, m.elapsed())
-	line2 := m.st.status.Render(strings.Join(parts, " · "))
+	if m.engine != "" {
+		// How the model runs (its threads, cores, kernels): last, so a
+		// narrow terminal cuts it first.
+		parts = append(parts, clean(m.engine))
+	}
+	line2 := m.st.status.Render(ansi.Truncate(strings.Join(parts, " · "), max(0, w), "…"))
 	if !m.many() {
 		return []string{line1, line2}
 	}

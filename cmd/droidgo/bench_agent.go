@@ -63,11 +63,13 @@ const benchThinkBudget = 64
 type benchAgentOptions struct {
 	d *deps
 
-	sim, model               string
-	steps, threads, parallel int
-	cold, json               bool
-	unbatched                bool
-	cpuProfile               string
+	sim, model      string
+	steps, parallel int
+	cores           coreFlags
+	changed         func(flag string) bool
+	cold, json      bool
+	unbatched       bool
+	cpuProfile      string
 }
 
 func newBenchAgentCmd(d *deps) *cobra.Command {
@@ -102,14 +104,17 @@ prompt prefixes and the sequences' own KV caches) and each agent's steps;
 "rss_mb":..,"model_mb":..,"prefix_mb":..,"kv_mb":..,"agents":[{"agent":1,
 "success":..,"reason":..,"steps":[...as above...]}]}.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runBenchAgent(o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.changed = cmd.Flags().Changed
+			return runBenchAgent(o)
+		},
 	}
 	f := c.Flags()
 	f.StringVar(&o.sim, "sim", "wifi", "the simulator `SCENARIO` (see 'droidgo sim list')")
 	f.StringVarP(&o.model, "model", "m", "", "the model `FILE` (GGUF) or HF directory")
 	f.IntVar(&o.steps, "steps", 3, "steps to run")
 	f.IntVar(&o.parallel, "parallel", 1, "run `N` agents at once, each on its own simulated phone, on one engine")
-	f.IntVarP(&o.threads, "threads", "t", 0, "engine threads (0: the threads setting, else the physical cores)")
+	o.cores.add(f)
 	f.BoolVar(&o.cold, "cold", false, "ignore the prompt cache on disk")
 	f.BoolVar(&o.json, "json", false, "print JSON")
 	f.BoolVar(&o.unbatched, "unbatched", false, "evaluate forced answer tokens one by one (for before/after measurements)")
@@ -123,9 +128,6 @@ prompt prefixes and the sequences' own KV caches) and each agent's steps;
 func (o *benchAgentOptions) check() error {
 	if o.steps < 1 {
 		return usageErr(fmt.Errorf("--steps must be at least 1, not %d", o.steps))
-	}
-	if o.threads < 0 {
-		return usageErr(fmt.Errorf("--threads must not be negative, not %d", o.threads))
 	}
 	if o.parallel < 1 || o.parallel > maxBenchSequences {
 		return usageErr(fmt.Errorf("--parallel must be between 1 and %d, not %d", maxBenchSequences, o.parallel))
@@ -184,6 +186,9 @@ func runBenchAgent(o *benchAgentOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
+	if err := o.cores.apply(cfg, o.changed); err != nil {
+		return err
+	}
 	path, err := o.modelPath(cfg)
 	if err != nil {
 		return err
@@ -200,7 +205,7 @@ func runBenchAgent(o *benchAgentOptions) error {
 		defer closeDevice(dev)
 		devs[i] = dev
 	}
-	b, err := openLocalWith(cfg, path, localOpts{getenv: d.getenv, threads: o.threads, cold: o.cold, unbatched: o.unbatched, warn: d.stderr})
+	b, err := openLocalWith(cfg, path, localOpts{getenv: d.getenv, cold: o.cold, unbatched: o.unbatched, warn: d.stderr})
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,7 @@ type evalOptions struct {
 	out         string
 	json        bool
 	sampling    samplingFlags
+	cores       coreFlags
 	replay      string
 
 	set map[string]bool
@@ -101,6 +102,7 @@ not run; 2 on a usage error.`,
 	f.BoolVar(&o.json, "json", false, "print results.json to stdout")
 	f.StringVar(&o.replay, "replay", "", "score replays of the recorded runs in `DIR` instead of a model (default suite: perturbed)")
 	o.sampling.add(f)
+	o.cores.add(f)
 	c.AddCommand(newEvalCompareCmd(d))
 	return c
 }
@@ -132,7 +134,7 @@ func runEval(o *evalOptions) error {
 	// The settings follow droidgo run's: defaults < file < environment < flags.
 	ro := &runOptions{d: d, model: o.model, endpoint: o.endpoint, modelName: o.modelName,
 		maxSteps: o.maxSteps, noThink: o.noThink, thinkBudget: o.thinkBudget, set: o.set,
-		sensitive: loop.DefaultSensitive, sampling: o.sampling}
+		sensitive: loop.DefaultSensitive, sampling: o.sampling, cores: o.cores}
 	cfg, err := ro.settings()
 	if err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/droidgo/droidgo/internal/cpuset"
+	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/droidgo/droidgo/model/spark"
 )
@@ -19,9 +21,13 @@ import (
 // benchResult is the --json output of model bench; the field names follow
 // llama-bench so bench/peer.sh can put both side by side.
 type benchResult struct {
-	NPrompt int     `json:"n_prompt"`
-	NGen    int     `json:"n_gen"`
-	Threads int     `json:"threads"`
+	NPrompt int `json:"n_prompt"`
+	NGen    int `json:"n_gen"`
+	Threads int `json:"threads"`
+	// CPUs are the CPUs the threads were pinned to ([]: not pinned);
+	// Cores says where they ran in words (cpuset.Placement.What).
+	CPUs    []int   `json:"cpus"`
+	Cores   string  `json:"cores"`
 	PPTPS   float64 `json:"pp_tps"`
 	TGTPS   float64 `json:"tg_tps"`
 	PPSD    float64 `json:"pp_sd"`
@@ -36,10 +42,11 @@ type modelBenchOptions struct {
 	d    *deps
 	path string // the model file
 
-	nPrompt, nGen, threads, reps, batch int
-	json, preload, repack               bool
-	gelu, cpuProfile, parallel          string
-	seed                                uint64
+	nPrompt, nGen, reps, batch int
+	cores                      coreFlags
+	json, preload, repack      bool
+	gelu, cpuProfile, parallel string
+	seed                       uint64
 
 	// Read from the flags by check.
 	geluMode spark.GELUMode
@@ -65,8 +72,13 @@ the background after loading, as the agent does (--repack=false keeps the
 file's layout); the timed tests start once that is done.
 
 --json prints exactly one object:
-{"n_prompt":512,"n_gen":128,"threads":2,"pp_tps":..,"tg_tps":..,"pp_sd":..,"tg_sd":..,"load_s":..,"rss_mb":..}
+{"n_prompt":512,"n_gen":128,"threads":2,"cpus":[4,5,6,7],"cores":"..","pp_tps":..,"tg_tps":..,"pp_sd":..,"tg_sd":..,"load_s":..,"rss_mb":..,"kernels":".."}
 -p 0 or -n 0 skips that test (its figures are then 0).
+
+The engine runs on the fastest cores, one thread each, its threads pinned to
+them where the machine has slower ones (phones, Intel P+E): "cores" says which
+and "cpus" lists the CPUs the threads were pinned to ([] when they were not).
+-t and --cpus override that.
 
 --parallel 1,2,4,8 measures many sequences decoded together instead (like
 llama-batched-bench): for each count N, N sequences each get a -p token
@@ -85,7 +97,7 @@ after an untimed one). --json then prints exactly
 	f := c.Flags()
 	f.IntVarP(&o.nPrompt, "n-prompt", "p", 512, "prompt tokens for the prefill test (0: skip)")
 	f.IntVarP(&o.nGen, "n-gen", "n", 128, "tokens for the decode test (0: skip)")
-	f.IntVarP(&o.threads, "threads", "t", 0, "engine threads (0: physical cores)")
+	o.cores.add(f)
 	f.IntVarP(&o.reps, "repetitions", "r", 3, "timed repetitions of each test")
 	f.IntVar(&o.batch, "batch", 0, "prefill chunk: tokens per pass through the layers (0: 256 with matrix-matrix kernels, else 64)")
 	f.BoolVar(&o.json, "json", false, "print one JSON object")
@@ -103,9 +115,6 @@ after an untimed one). --json then prints exactly
 func (o *modelBenchOptions) check() error {
 	if o.nPrompt < 0 || o.nGen < 0 || o.reps < 1 {
 		return usageErr(fmt.Errorf("-p and -n must be >= 0, -r >= 1"))
-	}
-	if err := checkThreads(o.threads); err != nil {
-		return err
 	}
 	if err := checkBatch(o.batch); err != nil {
 		return err
@@ -141,6 +150,10 @@ func runModelBench(o *modelBenchOptions) error {
 	if err := o.check(); err != nil {
 		return err
 	}
+	place, err := o.cores.place()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	m, err := spark.Open(o.path)
 	if err != nil {
@@ -162,15 +175,18 @@ func runModelBench(o *modelBenchOptions) error {
 	if o.counts != nil {
 		maxCtx = o.nPrompt + o.nGen + 1
 	}
-	e, err := spark.NewEngine(m, spark.Options{Threads: o.threads, GELU: o.geluMode, Batch: o.batch, MaxContext: maxCtx})
+	e, err := spark.NewEngine(m, spark.Options{Threads: place.Threads, CPUs: place.CPUs, GELU: o.geluMode, Batch: o.batch, MaxContext: maxCtx})
 	if err != nil {
 		return fmt.Errorf("start engine: %w", err)
 	}
 	defer e.Close()
 	load := time.Since(start)
 	rng := rand.New(rand.NewPCG(o.seed, 1))
-	o.note("model %s: %d layers, vocab %d; %d threads, kernels %s; loaded in %.3f s",
-		o.path, m.Config.Layers, m.Config.Vocab, e.Threads(), kernels.ISA(), load.Seconds())
+	o.note("model %s: %d layers, vocab %d; %s; loaded in %.3f s", o.path, m.Config.Layers, m.Config.Vocab,
+		model.Engine{Threads: e.Threads(), Cores: place.What, Kernels: kernels.ISA()}, load.Seconds())
+	if err := e.PinError(); err != nil {
+		fmt.Fprintf(d.stderr, "droidgo: warning: the engine's threads could not be pinned to CPUs %s: %v\n", cpuset.FormatList(place.CPUs), err)
+	}
 	// Load to first token: one decode step right after loading, while the
 	// background repack (if any) still runs.
 	ctx := d.ctx
@@ -208,7 +224,7 @@ func runModelBench(o *modelBenchOptions) error {
 		}
 		return printParallel(d, o.json, o.path, e.Threads(), res)
 	}
-	res := benchResult{NPrompt: o.nPrompt, NGen: o.nGen, Threads: e.Threads(), LoadS: load.Seconds(), Kernels: kernels.ISA()}
+	res := benchResult{NPrompt: o.nPrompt, NGen: o.nGen, Threads: e.Threads(), CPUs: append([]int{}, e.CPUs()...), Cores: place.What, LoadS: load.Seconds(), Kernels: kernels.ISA()}
 	if err := o.single(ctx, e, rng, logits, &res); err != nil {
 		return err
 	}

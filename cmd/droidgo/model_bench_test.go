@@ -30,13 +30,13 @@ func TestModelBench(t *testing.T) {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		want := []string{"kernels", "load_s", "n_gen", "n_prompt", "pp_sd", "pp_tps", "rss_mb", "tg_sd", "tg_tps", "threads"}
+		want := []string{"cores", "cpus", "kernels", "load_s", "n_gen", "n_prompt", "pp_sd", "pp_tps", "rss_mb", "tg_sd", "tg_tps", "threads"}
 		if !reflect.DeepEqual(keys, want) {
 			t.Errorf("keys %v, want %v", keys, want)
 		}
 		var r benchResult
 		json.Unmarshal([]byte(out), &r)
-		if r.NPrompt != 12 || r.NGen != 5 || r.Threads != 2 || r.PPTPS <= 0 || r.TGTPS <= 0 || r.PPSD < 0 || r.LoadS <= 0 || r.RSSMB <= 0 || r.Kernels != kernels.ISA() {
+		if r.NPrompt != 12 || r.NGen != 5 || r.Threads != 2 || r.PPTPS <= 0 || r.TGTPS <= 0 || r.PPSD < 0 || r.LoadS <= 0 || r.RSSMB <= 0 || r.Kernels != kernels.ISA() || r.Cores == "" {
 			t.Errorf("result %+v", r)
 		}
 	}

@@ -24,7 +24,8 @@ type chatOptions struct {
 	seed      uint64
 	maxTokens int
 	system    string
-	threads   int
+	cores     coreFlags
+	changed   func(flag string) bool
 }
 
 func newModelChatCmd(d *deps) *cobra.Command {
@@ -56,9 +57,7 @@ with a random seed; --greedy picks the most likely token every time.`,
 			if o.topK < 0 || o.maxTokens < 1 {
 				return usageErr(errors.New("--top-k must not be negative and --max-tokens must be at least 1"))
 			}
-			if err := checkThreads(o.threads); err != nil {
-				return err
-			}
+			o.changed = cmd.Flags().Changed
 			if !cmd.Flags().Changed("seed") {
 				o.seed = uint64(time.Now().UnixNano())
 			}
@@ -74,12 +73,19 @@ with a random seed; --greedy picks the most likely token every time.`,
 	f.Uint64Var(&o.seed, "seed", 0, "sampling seed (default: random)")
 	f.IntVar(&o.maxTokens, "max-tokens", 2048, "tokens per reply, reasoning included")
 	f.StringVar(&o.system, "system", "", "a system message")
-	f.IntVar(&o.threads, "threads", 0, "engine threads (0: the configured threads, else the physical cores)")
+	o.cores.add(f)
 	return c
 }
 
 func runChat(d *deps, path string, o chatOptions) error {
-	b, err := openLocal(path, d.getenv, o.threads, d.stderr)
+	cfg, err := config.Load(d.getenv)
+	if err != nil {
+		return usageErr(err)
+	}
+	if err := o.cores.apply(cfg, o.changed); err != nil {
+		return err
+	}
+	b, err := openLocalWith(cfg, path, localOpts{getenv: d.getenv, warn: d.stderr})
 	if err != nil {
 		return err
 	}

@@ -11,21 +11,9 @@ import (
 	"github.com/droidgo/droidgo/model/spark"
 )
 
-// openLocal opens a model file with the configured engine settings
-// (threads > 0 overrides the configured threads) and prints the backend's
-// warnings (e.g. an unofficial chat template) to warn.
-func openLocal(path string, getenv func(string) string, threads int, warn io.Writer) (*local.Backend, error) {
-	cfg, err := config.Load(getenv)
-	if err != nil {
-		return nil, err
-	}
-	return openLocalWith(cfg, path, localOpts{getenv: getenv, threads: threads, warn: warn})
-}
-
 // localOpts are what a command sets beyond the configuration.
 type localOpts struct {
 	getenv    func(string) string
-	threads   int  // > 0: overrides the configured threads
 	cold      bool // no prompt cache on disk, whatever the setting
 	unbatched bool // forced answer tokens one by one (bench agent's measuring aid)
 	warn      io.Writer
@@ -35,16 +23,16 @@ func openLocalWith(cfg *config.Config, path string, o localOpts) (*local.Backend
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
-	threads := o.threads
-	if threads <= 0 {
-		threads = max(0, cfg.Threads)
+	place, err := placeEngine(cfg.Threads, cfg.CPUs, cfg.Sources["cpus"].String())
+	if err != nil {
+		return nil, err
 	}
 	kv, ok := spark.ParseKVType(cfg.KVType)
 	if !ok {
 		return nil, usageErr(fmt.Errorf("kv_type (%s) must be f16 or f32, not %q", cfg.Sources["kv_type"], cfg.KVType))
 	}
 	warnf := func(s string) { fmt.Fprintf(o.warn, "droidgo: warning: %s\n", s) }
-	opts := local.Options{Threads: threads, Repack: cfg.Repack, KV: kv, Warn: warnf, Unbatched: o.unbatched}
+	opts := local.Options{Threads: place.Threads, CPUs: place.CPUs, Cores: place.What, Repack: cfg.Repack, KV: kv, Warn: warnf, Unbatched: o.unbatched}
 	if cfg.PromptCache && !o.cold {
 		opts.PromptCache = &kvcache.Cache{Dir: kvcache.Dir(o.getenv), Warn: warnf}
 	}

@@ -17,7 +17,7 @@ import (
 
 // engineFlags are the engine options shared by logits and generate.
 type engineFlags struct {
-	threads    int
+	cores      coreFlags
 	gelu       string
 	floatActs  bool
 	batch      int
@@ -28,7 +28,7 @@ type engineFlags struct {
 func (ef *engineFlags) add(c *cobra.Command) {
 	f := c.Flags()
 	f.StringVar(&ef.tokens, "tokens", "", "comma-separated token ids, e.g. 0,5,7")
-	f.IntVar(&ef.threads, "threads", 0, "threads for matrix products (0 = the physical cores)")
+	ef.cores.add(f)
 	f.StringVar(&ef.gelu, "gelu", "erf", "GELU: erf (reference), tanh, or table (llama.cpp's fp16 table)")
 	f.BoolVar(&ef.floatActs, "float-activations", false, "use unrounded float32 activations instead of llama.cpp's per-type rounding")
 	f.IntVar(&ef.batch, "batch", 0, "prefill chunk size (0: the engine's default, 256 with matrix-matrix kernels, else 64)")
@@ -60,7 +60,8 @@ func (ef *engineFlags) open(path string) (*spark.Engine, []int, error) {
 	if !ok {
 		return nil, nil, usageErr(fmt.Errorf("--gelu must be erf, tanh or table, not %q", ef.gelu))
 	}
-	if err := checkThreads(ef.threads); err != nil {
+	place, err := ef.cores.place()
+	if err != nil {
 		return nil, nil, err
 	}
 	if err := checkBatch(ef.batch); err != nil {
@@ -76,7 +77,7 @@ func (ef *engineFlags) open(path string) (*spark.Engine, []int, error) {
 			return nil, nil, fmt.Errorf("token id %d is out of range for a vocabulary of %d", t, m.Config.Vocab)
 		}
 	}
-	e, err := spark.NewEngine(m, spark.Options{Threads: ef.threads, GELU: gm, FloatActivations: ef.floatActs, Batch: ef.batch})
+	e, err := spark.NewEngine(m, spark.Options{Threads: place.Threads, CPUs: place.CPUs, GELU: gm, FloatActivations: ef.floatActs, Batch: ef.batch})
 	if err != nil {
 		m.Close()
 		return nil, nil, err

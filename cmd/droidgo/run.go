@@ -53,6 +53,7 @@ type runOptions struct {
 	step          bool
 	sensitive     []string
 	sampling      samplingFlags
+	cores         coreFlags
 
 	// set records which flags were given, so they override the
 	// configuration file and the environment.
@@ -110,6 +111,7 @@ usage or configuration error.`,
 	f.BoolVar(&o.step, "step", false, "step mode: every action waits for approval")
 	f.StringSliceVar(&o.sensitive, "sensitive", loop.DefaultSensitive, "labels whose taps always wait for approval (comma-separated; \"\" for none)")
 	o.sampling.add(f)
+	o.cores.add(f)
 	f.DurationVar(&o.poll, "poll", 0, "interval of the dumps that wait for the screen to settle (default 300ms on a phone, 10ms on a simulator)")
 	_ = f.MarkHidden("poll")
 	return c
@@ -144,6 +146,9 @@ func (o *runOptions) settings() (*config.Config, error) {
 				return nil, usageErr(err)
 			}
 		}
+	}
+	if err := o.cores.apply(cfg, func(flag string) bool { return o.set[flag] }); err != nil {
+		return nil, err
 	}
 	if o.set["sensitive"] && len(o.sensitive) == 0 {
 		cfg.Sensitive = []string{}

@@ -31,6 +31,7 @@ type serveOptions struct {
 	apiKey    string
 	maxTokens int
 	maxBody   int64
+	cores     coreFlags
 
 	set map[string]bool
 }
@@ -83,6 +84,7 @@ Stop the server with Ctrl-C.`,
 	f.IntVar(&o.queue, "queue", 0, "requests waiting beyond --parallel before new ones get 429 (default 4 x --parallel)")
 	f.StringVar(&o.apiKey, "api-key", "", "require this bearer `KEY` on every /v1 request (default: $DROIDGO_API_KEY)")
 	f.IntVar(&o.maxTokens, "max-tokens", server.DefaultMaxTokens, "the most tokens one answer may ask for, and the default")
+	o.cores.add(f)
 	f.Int64Var(&o.maxBody, "max-body", server.DefaultMaxBody, "the largest request body in `BYTES`")
 	return c
 }
@@ -115,6 +117,9 @@ func runServe(o *serveOptions) error {
 		if err := cfg.SetFlag("model", o.model, "model"); err != nil {
 			return usageErr(err)
 		}
+	}
+	if err := o.cores.apply(cfg, func(flag string) bool { return o.set[flag] }); err != nil {
+		return err
 	}
 	spec := cfg.Model
 	if spec == "" {

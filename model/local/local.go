@@ -26,6 +26,7 @@ import (
 
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/chat"
+	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/droidgo/droidgo/model/kvcache"
 	"github.com/droidgo/droidgo/model/spark"
 	"github.com/droidgo/droidgo/model/tokenizer"
@@ -57,6 +58,12 @@ const closingGrace = 128
 type Options struct {
 	// Threads for the engine (0: spark.DefaultThreads, the physical cores).
 	Threads int
+	// CPUs the engine's threads are pinned to (nil: not pinned); see
+	// spark.Options.CPUs.
+	CPUs []int
+	// Cores says where the threads run, in a few words, for Engine
+	// ("CPUs 2-7, the fastest 6 of 8 cores").
+	Cores string
 	// GELU selects the engine's GELU (default: exact erf).
 	GELU spark.GELUMode
 	// Constrain overrides ChatRequest.Constrain.
@@ -260,7 +267,7 @@ func newBackend(path string, m *spark.Model, opts Options) (*Backend, error) {
 		}
 	}
 	b.sorted = sortedByPiece(tok)
-	eng, err := spark.NewEngine(m, spark.Options{Threads: opts.Threads, GELU: opts.GELU, MaxContext: opts.MaxContext, Batch: opts.Batch, RingSlack: cmp.Or(opts.ringSlack, agentRingSlack), KV: opts.KV})
+	eng, err := spark.NewEngine(m, spark.Options{Threads: opts.Threads, CPUs: opts.CPUs, GELU: opts.GELU, MaxContext: opts.MaxContext, Batch: opts.Batch, RingSlack: cmp.Or(opts.ringSlack, agentRingSlack), KV: opts.KV})
 	if err != nil {
 		return nil, err
 	}
@@ -294,6 +301,16 @@ func (b *Backend) Warnings() []string { return append([]string(nil), b.warnings.
 
 // Threads returns the number of threads the engine computes with.
 func (b *Backend) Threads() int { return b.eng.Threads() }
+
+// Engine says how the model runs: its threads, the cores they run on, the
+// kernels; for the headers of runs.
+func (b *Backend) Engine() model.Engine {
+	e := model.Engine{Threads: b.eng.Threads(), CPUs: b.eng.CPUs(), Cores: b.opts.Cores, Kernels: kernels.ISA()}
+	if err := b.eng.PinError(); err != nil {
+		e.NotPinned = err.Error()
+	}
+	return e
+}
 
 // Tokenizer returns the model's tokenizer.
 func (b *Backend) Tokenizer() *tokenizer.Tokenizer { return b.tok }

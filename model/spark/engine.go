@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync/atomic"
 
+	"github.com/droidgo/droidgo/internal/cpuset"
 	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/droidgo/droidgo/model/quant"
 )
@@ -23,8 +24,13 @@ func ringSize(window int) int { return window + ringSlack }
 // Options configure an Engine. The zero value is the default.
 type Options struct {
 	// Threads is the number of threads for matrix products and attention
-	// (default: DefaultThreads, the physical cores).
+	// (default: len(CPUs) when CPUs is set, else DefaultThreads, the
+	// physical cores).
 	Threads int
+	// CPUs, when set, are the CPUs the threads are pinned to
+	// (sched_setaffinity on Linux and Android; see internal/cpuset, which
+	// chooses the fastest cores). nil leaves the threads to the scheduler.
+	CPUs []int
 	// GELU selects the GELU (default: exact erf, the reference semantics).
 	GELU GELUMode
 	// FloatActivations computes every product with unrounded float32
@@ -172,6 +178,12 @@ type engine struct {
 
 	// cur is the dispatch the pool is running or ran last.
 	cur dispatch
+
+	// takeHook, when set (tests), is called by worker w before it takes a
+	// chunk (ch -1) and after (ch is the chunk it took, nchunks or more
+	// when none was left), so a test can order and count what each
+	// worker takes.
+	takeHook func(w, ch int)
 }
 
 // NewEngine prepares an engine for m.
@@ -190,7 +202,12 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 		opts.slack = ringSlack
 	}
 	opts.Batch = min(opts.Batch, opts.slack+1)
-	p := newPool(opts.Threads)
+	for _, c := range opts.CPUs {
+		if c < 0 || c >= cpuset.MaxCPU {
+			return nil, fmt.Errorf("CPU %d is not a CPU number", c)
+		}
+	}
+	p := newPool(opts.Threads, opts.CPUs)
 	opts.Threads = p.threads
 	e := &engine{m: m, c: c, opts: opts, pool: p, ring: c.Window + opts.slack}
 	e.maxCtx = c.Context
@@ -229,6 +246,14 @@ func (e *Engine) Close() { e.pool.stop() }
 
 // Threads returns the number of threads the engine computes with.
 func (e *Engine) Threads() int { return e.pool.threads }
+
+// CPUs returns the CPUs the engine's threads are pinned to (nil: not
+// pinned).
+func (e *Engine) CPUs() []int { return e.pool.cpus }
+
+// PinError reports why the threads could not be pinned to CPUs, if they
+// could not.
+func (e *Engine) PinError() error { return e.pool.PinError() }
 
 // Model returns the engine's model.
 func (e *Engine) Model() *Model { return e.m }
@@ -562,6 +587,7 @@ func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 	if B == 0 {
 		return nil
 	}
+	defer e.pool.hold()()
 	H, F, QD := c.Hidden, c.FFN, c.QDim()
 	e.cur.b = B
 	e.rowSpan = grow(e.rowSpan, B)
@@ -740,7 +766,16 @@ func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 // current step from a shared counter until none is left.
 func (e *engine) work(w int) {
 	for {
+		if e.takeHook != nil {
+			e.takeHook(w, -1)
+		}
+		// Workers take the next chunk as they come free rather than a
+		// fixed share, so a slower core (or one the OS took away) takes
+		// fewer and does not hold up the step.
 		ch := int(e.cur.next.Add(1) - 1)
+		if e.takeHook != nil {
+			e.takeHook(w, ch)
+		}
 		if ch >= e.cur.nchunks {
 			return
 		}

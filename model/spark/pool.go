@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/droidgo/droidgo/internal/cpuset"
 )
 
 // spinRounds is how many times an idle worker polls the epoch before it
@@ -28,6 +30,13 @@ const waitRounds = 1 << 18
 // allocated per dispatch.
 type pool struct {
 	threads int
+	// cpus, when set, are the CPUs every worker's thread is pinned to
+	// (the fastest cores; see internal/cpuset). The dispatching goroutine
+	// (worker 0) is held on a pinned thread for each forward pass (hold).
+	cpus []int
+	// pinErr is the first error pinning a thread met (the workers then
+	// run unpinned).
+	pinErr atomic.Pointer[error]
 	// job is the engine whose step runs. It is cleared after every dispatch
 	// so that parked workers hold no reference to the engine and an
 	// abandoned engine can be collected (its cleanup stops the pool).
@@ -42,11 +51,14 @@ type pool struct {
 	doneCond *sync.Cond // the dispatcher parks here
 }
 
-func newPool(threads int) *pool {
+func newPool(threads int, cpus []int) *pool {
+	if threads <= 0 && len(cpus) > 0 {
+		threads = len(cpus)
+	}
 	if threads <= 0 {
 		threads = DefaultThreads()
 	}
-	p := &pool{threads: threads}
+	p := &pool{threads: threads, cpus: cpus}
 	p.cond = sync.NewCond(&p.mu)
 	p.doneCond = sync.NewCond(&p.mu)
 	for w := 1; w < threads; w++ {
@@ -60,7 +72,13 @@ func (p *pool) worker(w int) {
 	// pinning the goroutine keeps it on one thread the scheduler can keep
 	// on one core.
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if p.cpus == nil {
+		defer runtime.UnlockOSThread()
+	}
+	// A pinned thread is not given back to the runtime for other
+	// goroutines: it ends with its worker (Go ends a locked thread whose
+	// goroutine exits).
+	p.pin(p.cpus)
 	var seen uint64
 	for {
 		spins := 0
@@ -126,6 +144,47 @@ func (p *pool) run(e *engine) {
 		p.mu.Unlock()
 	}
 	p.job.Store(nil)
+}
+
+// hold keeps the calling goroutine, which computes as worker 0, on one OS
+// thread pinned to the pool's CPUs until the returned func is called (at
+// the end of a forward pass), which gives the thread back to the runtime
+// with the CPUs it had: the caller's other goroutines keep running
+// anywhere. Three system calls a pass; nothing without CPUs.
+func (p *pool) hold() (release func()) {
+	if p.cpus == nil {
+		return func() {}
+	}
+	runtime.LockOSThread()
+	was, err := cpuset.Allowed()
+	if err != nil {
+		p.pinErr.CompareAndSwap(nil, &err)
+		return runtime.UnlockOSThread
+	}
+	p.pin(p.cpus)
+	return func() {
+		p.pin(was)
+		runtime.UnlockOSThread()
+	}
+}
+
+// pin restricts the calling thread to cpus (none: leaves it).
+func (p *pool) pin(cpus []int) {
+	if cpus == nil {
+		return
+	}
+	if err := cpuset.Pin(cpus); err != nil {
+		p.pinErr.CompareAndSwap(nil, &err)
+	}
+}
+
+// PinError reports why the engine's threads could not be pinned to their
+// CPUs (nil: they were, or no CPUs were asked for).
+func (p *pool) PinError() error {
+	if e := p.pinErr.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // stop ends the workers; the pool must not be used afterwards.

@@ -40,7 +40,7 @@ func TestCountPhysicalCores(t *testing.T) {
 // than workers: every chunk runs exactly once per dispatch.
 func TestPoolRunsEveryChunkOnce(t *testing.T) {
 	for _, threads := range []int{1, 2, 3, 5} {
-		p := newPool(threads)
+		p := newPool(threads, nil)
 		e := &engine{pool: p}
 		for round := 0; round < 300; round++ {
 			n := round % 7

@@ -188,8 +188,9 @@ func runProgram(t testing.TB, timeout time.Duration, env []string, argv ...strin
 }
 
 // timingKeys are the fields of JSON events that measure time, which two
-// runs of the same steps never share.
-var timingKeys = []string{"time", "prefill_ms", "decode_ms", "tokens_per_second", "seconds", "load_ms", "first_token_ms"}
+// runs of the same steps never share, and how the model ran (threads,
+// cores and kernels differ between the phone and the host).
+var timingKeys = []string{"time", "engine", "prefill_ms", "decode_ms", "tokens_per_second", "seconds", "load_ms", "first_token_ms"}
 
 // normalEvents parses JSON event lines and removes the timing fields.
 func normalEvents(t testing.TB, out string) []map[string]any {
