@@ -205,7 +205,7 @@ func runBenchAgent(o *benchAgentOptions) error {
 		defer closeDevice(dev)
 		devs[i] = dev
 	}
-	b, err := openLocalWith(cfg, path, localOpts{getenv: d.getenv, cold: o.cold, unbatched: o.unbatched, warn: d.stderr})
+	b, err := openLocalWith(cfg, path, localOpts{getenv: d.getenv, meminfo: d.meminfo, sequences: o.parallel, cold: o.cold, unbatched: o.unbatched, warn: d.stderr})
 	if err != nil {
 		return err
 	}

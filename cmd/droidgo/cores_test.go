@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/droidgo/droidgo/internal/cpuset"
+	"github.com/droidgo/droidgo/internal/sysmem"
 	"github.com/droidgo/droidgo/loop"
 	"github.com/droidgo/droidgo/model/kernels"
 )
@@ -100,5 +101,34 @@ func TestCPUsChecked(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%v %v: exit %d, stderr %q; want 2 naming %s", tc.env, tc.args, r.code, r.stderr, tc.want)
 		}
+	}
+}
+
+// A model the machine has no memory for is refused before it runs, with
+// the numbers (a fake /proc/meminfo here): exit 2, like a setting that
+// cannot work on this machine.
+func TestModelTooBigForMemory(t *testing.T) {
+	t.Parallel()
+	path := makeRandom(t)
+	h := newHarness(t)
+	h.setup = func(d *deps) {
+		d.meminfo = func() (sysmem.Info, error) { return sysmem.Info{Total: 64 << 20, Available: 9 << 20}, nil }
+	}
+	r := h.run(context.Background(), "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", path, "--max-steps", "1")
+	if r.code != 2 {
+		t.Fatalf("exit %d, want 2: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"does not fit in memory", "weights ", "KV cache ", "positions at f16", "8 MiB kept free", "MemAvailable is 9 MiB", "MemTotal 64 MiB"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q does not say %q", r.stderr, want)
+		}
+	}
+	if strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Errorf("the refusal is not one line: %q", r.stderr)
+	}
+	// --vote 3 counts three sequences' KV.
+	r = h.run(context.Background(), "run", "Turn on Wi-Fi", "--sim", "wifi", "--model", path, "--max-steps", "1", "--vote", "3")
+	if r.code != 2 || !strings.Contains(r.stderr, "in each of 3 sequences") {
+		t.Errorf("--vote 3: exit %d: %s", r.code, r.stderr)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/droidgo/droidgo/device"
 	"github.com/droidgo/droidgo/device/adb"
 	"github.com/droidgo/droidgo/device/local"
+	"github.com/droidgo/droidgo/internal/sysmem"
 	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/hub"
@@ -72,6 +73,9 @@ type deps struct {
 	// the checkout the working directory is in (deploy.ErrNoCheckout when
 	// there is none, or no go tool).
 	buildAndroid func(ctx context.Context, out string) error
+	// meminfo reads the machine's memory (/proc/meminfo), which the
+	// in-process engine must fit in (nil or an error: not checked).
+	meminfo func() (sysmem.Info, error)
 }
 
 // modelOpener opens a model backend from the part of a --model value
@@ -124,6 +128,7 @@ func newDeps(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *de
 		})
 		return phone.props, phone.is, phone.canDrive
 	}
+	d.meminfo = sysmem.Read
 	d.defaultModel = func() (string, bool) {
 		return d.hubClient().Find(hub.DefaultRepo, hub.DefaultQuant)
 	}
@@ -148,7 +153,7 @@ func newDeps(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) *de
 		// the constraint and the sampling reach the backend through the
 		// loop's requests.
 		"file": func(_ context.Context, spec string, cfg *config.Config) (model.Backend, error) {
-			return openLocalWith(cfg, spec, localOpts{getenv: d.getenv, warn: d.stderr})
+			return openLocalWith(cfg, spec, localOpts{getenv: d.getenv, meminfo: d.meminfo, sequences: cfg.Vote, warn: d.stderr})
 		},
 	}
 	return d

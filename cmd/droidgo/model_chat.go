@@ -85,7 +85,7 @@ func runChat(d *deps, path string, o chatOptions) error {
 	if err := o.cores.apply(cfg, o.changed); err != nil {
 		return err
 	}
-	b, err := openLocalWith(cfg, path, localOpts{getenv: d.getenv, warn: d.stderr})
+	b, err := openLocalWith(cfg, path, localOpts{getenv: d.getenv, meminfo: d.meminfo, warn: d.stderr})
 	if err != nil {
 		return err
 	}

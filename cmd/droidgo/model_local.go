@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/internal/sysmem"
 	"github.com/droidgo/droidgo/model/kvcache"
 	"github.com/droidgo/droidgo/model/local"
 	"github.com/droidgo/droidgo/model/spark"
@@ -16,6 +17,10 @@ type localOpts struct {
 	getenv    func(string) string
 	cold      bool // no prompt cache on disk, whatever the setting
 	unbatched bool // forced answer tokens one by one (bench agent's measuring aid)
+	// meminfo reads the memory the model must fit in (nil: not checked);
+	// sequences is how many the command runs at once (0: 1).
+	meminfo   func() (sysmem.Info, error)
+	sequences int
 	warn      io.Writer
 }
 
@@ -33,6 +38,11 @@ func openLocalWith(cfg *config.Config, path string, o localOpts) (*local.Backend
 	}
 	warnf := func(s string) { fmt.Fprintf(o.warn, "droidgo: warning: %s\n", s) }
 	opts := local.Options{Threads: place.Threads, CPUs: place.CPUs, Cores: place.What, Repack: cfg.Repack, KV: kv, Warn: warnf, Unbatched: o.unbatched}
+	if o.meminfo != nil {
+		if info, err := o.meminfo(); err == nil {
+			opts.Memory, opts.Sequences = &info, o.sequences
+		}
+	}
 	if cfg.PromptCache && !o.cold {
 		opts.PromptCache = &kvcache.Cache{Dir: kvcache.Dir(o.getenv), Warn: warnf}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/droidgo/droidgo/internal/sysmem"
 	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/spf13/cobra"
 )
@@ -150,8 +151,13 @@ func executeWith(d *deps, args []string) int {
 	}
 	var ee *exitError
 	var ie *kernels.ISAError
+	var fe *sysmem.FitError
 	switch {
 	case errors.As(err, &ee):
+	case errors.As(err, &fe):
+		// A model too big for this machine's memory is a configuration
+		// to change (another model, fewer chains), like a bad setting.
+		err = usageErr(fe)
 	case errors.As(err, &ie):
 		// DROIDGO_ISA is configuration; whichever command opened the
 		// engine, the one sentence is the error's own.

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/droidgo/droidgo/internal/sysmem"
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/chat"
 	"github.com/droidgo/droidgo/model/kernels"
@@ -70,6 +71,15 @@ type Options struct {
 	Constrain ConstrainMode
 	// MaxContext bounds the cached positions (0: the model's context).
 	MaxContext int
+	// Memory, when set, is the machine's memory (sysmem.Read): Open
+	// refuses a model that does not fit in it (a *sysmem.FitError naming
+	// the numbers), and leaves the weights in the file's mapping, with a
+	// warning, when the repack's anonymous copy would not fit beside it.
+	// nil: not checked.
+	Memory *sysmem.Info
+	// Sequences is how many sequences the caller runs at once (--vote's
+	// chains); the memory check counts RunPositions of KV for each (0: 1).
+	Sequences int
 	// Batch is the engine's prefill chunk (0: the engine's default).
 	Batch int
 	// Repack interleaves the Q4_K and Q6_K weights (spark.Model.StartRepack),
@@ -171,6 +181,17 @@ func Open(path string, opts Options) (*Backend, error) {
 		m.Close()
 		return nil, err
 	}
+	if opts.Memory != nil {
+		repack, why, err := opts.Memory.Fit(b.memoryNeed())
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		if opts.Repack && !repack && why != "" {
+			b.warn(why)
+			opts.Repack = false
+		}
+	}
 	if !opts.Repack {
 		b.repacked.Store(true)
 		return b, nil
@@ -184,6 +205,33 @@ func Open(path string, opts Options) (*Backend, error) {
 		b.repacked.Store(true)
 	}
 	return b, nil
+}
+
+// RunPositions is the KV cache an agent's sequence is counted with when
+// Open checks that the model fits: a turn holds the fixed prefix (about
+// 1,800 tokens for the 1.7B's system prompt and tools), the screen and the
+// history (a few hundred each) and the turn's tokens (the thinking budget
+// + 512), about 4,000 positions; this is twice that. The cache grows only
+// as positions are used, so a run that holds fewer takes less.
+const RunPositions = 8192
+
+// memoryNeed is what the model needs to run: its weights as mapped,
+// RunPositions of KV cache for each sequence, the engine's buffers, and
+// the repack's anonymous copy.
+func (b *Backend) memoryNeed() sysmem.Need {
+	c := b.m.Config
+	positions := min(RunPositions, b.maxCtx)
+	seqs := max(1, b.opts.Sequences)
+	return sysmem.Need{
+		Model:     filepath.Base(b.path),
+		Weights:   b.m.WeightBytes(),
+		KV:        int64(seqs) * b.eng.KVBytes(positions),
+		Scratch:   spark.ScratchBytes(c, b.eng.Batch()),
+		Positions: positions,
+		Sequences: seqs,
+		KVType:    b.opts.KV.String(),
+		Repack:    b.m.RepackBytes(),
+	}
 }
 
 // waitRepack waits for the background repack to finish, if it has not.

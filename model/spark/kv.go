@@ -51,11 +51,19 @@ func (t KVType) bytes() int {
 // KVBytesOf returns the KV cache memory the engine needs for ctx positions
 // with elements of type t (sliding layers hold at most their ring).
 func (c *Config) KVBytesOf(ctx int, t KVType) int64 {
+	return c.kvBytes(ctx, t, ringSize(c.Window))
+}
+
+// KVBytes returns the KV cache memory one of the engine's sequences takes
+// at ctx positions (with its KV type and its rings).
+func (e *Engine) KVBytes(ctx int) int64 { return e.c.kvBytes(ctx, e.opts.KV, e.ring) }
+
+func (c *Config) kvBytes(ctx int, t KVType, ring int) int64 {
 	var n int64
 	per := int64(2 * c.KVDim() * t.bytes())
 	for _, s := range c.Sliding {
 		if s {
-			n += per * int64(min(ctx, ringSize(c.Window)))
+			n += per * int64(min(ctx, ring))
 		} else {
 			n += per * int64(ctx)
 		}

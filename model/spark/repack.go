@@ -65,10 +65,49 @@ func (m *Model) canInterleave(w *Weight) bool {
 // Calling it again, or after Preload, does nothing. Like Preload, it must
 // not run while an engine of the model is inside Eval.
 func (m *Model) StartRepack() (int64, error) {
-	if !kernels.RepackPays(quant.Q4_K) && !kernels.RepackPays(quant.Q6_K) && !kernels.RepackPays(quant.Q8_0) {
+	if !m.repackPays() {
 		return 0, nil
 	}
-	return m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && kernels.RepackPays(w.Type) }, runtime.GOARCH != "arm64")
+	return m.startRepack(m.paysToInterleave, runtime.GOARCH != "arm64")
+}
+
+// RepackBytes is the anonymous memory StartRepack would take on this CPU
+// (0: no interleaved kernel pays here, or the weights were moved already),
+// so a caller can see whether it fits before starting it.
+func (m *Model) RepackBytes() int64 {
+	if !m.repackPays() || m.rp != nil || m.preloaded {
+		return 0
+	}
+	_, total := m.repackSet(m.paysToInterleave, runtime.GOARCH != "arm64")
+	return int64(total)
+}
+
+func (m *Model) repackPays() bool {
+	return kernels.RepackPays(quant.Q4_K) || kernels.RepackPays(quant.Q6_K) || kernels.RepackPays(quant.Q8_0)
+}
+
+func (m *Model) paysToInterleave(w *Weight) bool {
+	return m.canInterleave(w) && kernels.RepackPays(w.Type)
+}
+
+// repackSet is what a repack moves: the matrices for which x8 is true,
+// interleaved, then (copyRest) the others of a file mapping as they are;
+// and the bytes they take, each 64-byte aligned.
+func (m *Model) repackSet(x8 func(*Weight) bool, copyRest bool) ([]moved, int) {
+	var mv, rest []moved
+	for _, w := range m.weights() {
+		if x8(w) {
+			mv = append(mv, moved{w: w, x8: true})
+		} else if copyRest && m.mapped {
+			rest = append(rest, moved{w: w})
+		}
+	}
+	mv = append(mv, rest...)
+	total := 0
+	for _, d := range mv {
+		total += (len(d.w.Data) + 63) &^ 63
+	}
+	return mv, total
 }
 
 // StartRepackNow is StartRepack with the copy starting at once rather than
@@ -132,21 +171,9 @@ func (m *Model) startRepack(x8 func(*Weight) bool, copyRest bool) (int64, error)
 	if m.rp != nil || m.preloaded {
 		return 0, nil
 	}
-	var mv, rest []moved
-	for _, w := range m.weights() {
-		if x8(w) {
-			mv = append(mv, moved{w: w, x8: true})
-		} else if copyRest && m.mapped {
-			rest = append(rest, moved{w: w})
-		}
-	}
-	mv = append(mv, rest...)
+	mv, total := m.repackSet(x8, copyRest)
 	if len(mv) == 0 {
 		return 0, nil
-	}
-	total := 0
-	for _, d := range mv {
-		total += (len(d.w.Data) + 63) &^ 63
 	}
 	buf, free, err := allocAnon(total)
 	if err != nil {
