@@ -99,7 +99,8 @@ type Options struct {
 	// cache entry); nil drops them.
 	Warn func(string)
 	// IdleSequences bounds the sequences of ended turns kept in memory
-	// for a later turn that continues one of them (0: DefaultIdle).
+	// for a later turn that continues one of them (0: DefaultIdle, or
+	// with Memory as many as fit beside the model, at least 1).
 	IdleSequences int
 
 	ringSlack int // tests: overrides agentRingSlack
@@ -182,7 +183,8 @@ func Open(path string, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	if opts.Memory != nil {
-		repack, why, err := opts.Memory.Fit(b.memoryNeed())
+		need := b.memoryNeed()
+		repack, why, err := opts.Memory.Fit(need)
 		if err != nil {
 			b.Close()
 			return nil, err
@@ -190,6 +192,9 @@ func Open(path string, opts Options) (*Backend, error) {
 		if opts.Repack && !repack && why != "" {
 			b.warn(why)
 			opts.Repack = false
+		}
+		if opts.IdleSequences <= 0 {
+			b.opts.IdleSequences = idleThatFit(*opts.Memory, need, repack && opts.Repack)
 		}
 	}
 	if !opts.Repack {
@@ -232,6 +237,23 @@ func (b *Backend) memoryNeed() sysmem.Need {
 		KVType:    b.opts.KV.String(),
 		Repack:    b.m.RepackBytes(),
 	}
+}
+
+// idleThatFit is how many ended turns' sequences to keep on a machine
+// with mem: as many more sequences as fit in what the model, its counted
+// sequences (and the repack's copy when it is made) leave beside the
+// reserve, at most DefaultIdle, at least 1 (a run's next turn takes over
+// its last turn's sequence, one of those counted).
+func idleThatFit(mem sysmem.Info, need sysmem.Need, repack bool) int {
+	spare := mem.Available - mem.Reserve() - need.Weights - need.KV - need.Scratch
+	if repack {
+		spare -= need.Repack
+	}
+	per := need.KV / int64(max(1, need.Sequences))
+	if per <= 0 {
+		return DefaultIdle
+	}
+	return int(max(1, min(DefaultIdle, spare/per)))
 }
 
 // waitRepack waits for the background repack to finish, if it has not.

@@ -72,6 +72,11 @@ func TestOpenChecksMemory(t *testing.T) {
 		if n, _ := b.m.RepackStats(); n != 0 {
 			t.Errorf("repacked %d bytes without room for them", n)
 		}
+		// No room for more sequences: one ended turn's is kept, the one
+		// a run's next turn continues.
+		if b.opts.IdleSequences != 1 {
+			t.Errorf("%d idle sequences kept with no room for them, want 1", b.opts.IdleSequences)
+		}
 	})
 	t.Run("room for the repack", func(t *testing.T) {
 		if need.Repack == 0 {
@@ -82,6 +87,18 @@ func TestOpenChecksMemory(t *testing.T) {
 		b := open(t, path, Options{KV: spark.KVF16, Repack: true, Memory: &mem, Warn: w.add})
 		if n, _ := b.m.RepackStats(); n != need.Repack || len(w.w) != 0 {
 			t.Errorf("room for the copy: repacked %d bytes (want %d), warnings %q", n, need.Repack, w.w)
+		}
+	})
+	t.Run("idle sequences", func(t *testing.T) {
+		// Room for 3 more sequences beside the model: 3 ended turns'
+		// sequences are kept; with room for many, DefaultIdle; a caller's
+		// own bound stands.
+		for _, tc := range []struct{ spare, set, want int }{{3, 0, 3}, {1000, 0, DefaultIdle}, {0, 5, 5}} {
+			mem := sysmem.Info{Total: total, Available: base + need.Repack + int64(tc.spare)*need.KV + need.KV/2}
+			b := open(t, path, Options{KV: spark.KVF16, Memory: &mem, IdleSequences: tc.set})
+			if b.opts.IdleSequences != tc.want {
+				t.Errorf("room for %d sequences, IdleSequences %d: keeps %d, want %d", tc.spare, tc.set, b.opts.IdleSequences, tc.want)
+			}
 		}
 	})
 }
