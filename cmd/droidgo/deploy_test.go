@@ -215,3 +215,24 @@ func TestFindModule(t *testing.T) {
 		t.Errorf("FindModule(temp) = %v, want ErrNoCheckout", err)
 	}
 }
+
+// TestOnPhoneUsage: --on-phone and --detach are refused where they mean
+// nothing, before any phone is asked.
+func TestOnPhoneUsage(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--on-phone", "--sim", "wifi"}, "not with --sim"},
+		{[]string{"run", "--on-phone", "-s", "a", "-s", "b", "x"}, "one phone"},
+		{[]string{"run", "--on-phone", "--device", "local", "x"}, "one phone"},
+		{[]string{"run", "--on-phone", "--detach", "--step", "x"}, "--step waits"},
+		{[]string{"run", "--detach", "--sim", "wifi"}, "--detach keeps a run going on the phone droidgo runs on"},
+	} {
+		r := newHarness(t).run(context.Background(), tt.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%v = %d %q, want 2 and %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}

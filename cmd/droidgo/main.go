@@ -13,7 +13,9 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A hangup (the terminal or the adb connection of a run on the phone
+	// went) is a cancel too: the run ends with its recording finished.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	os.Exit(execute(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

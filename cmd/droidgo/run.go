@@ -54,6 +54,9 @@ type runOptions struct {
 	sensitive     []string
 	sampling      samplingFlags
 	cores         coreFlags
+	// onPhone, detach and detached are the flags of a run on the phone
+	// itself (onphone.go).
+	onPhone, detach, detached bool
 
 	// set records which flags were given, so they override the
 	// configuration file and the environment.
@@ -92,6 +95,12 @@ usage or configuration error.`,
 			}
 			o.set = map[string]bool{}
 			cmd.Flags().Visit(func(f *pflag.Flag) { o.set[f.Name] = true })
+			switch {
+			case o.onPhone:
+				return runOnPhone(o, cmd.Flags())
+			case o.detach:
+				return startDetached(o, cmd.Flags())
+			}
 			return runRun(o)
 		},
 	}
@@ -114,6 +123,10 @@ usage or configuration error.`,
 	o.cores.add(f)
 	f.DurationVar(&o.poll, "poll", 0, "interval of the dumps that wait for the screen to settle (default 300ms on a phone, 10ms on a simulator)")
 	_ = f.MarkHidden("poll")
+	f.BoolVar(&o.onPhone, "on-phone", false, "run droidgo on the phone itself (put there by 'droidgo deploy'), shown on this terminal")
+	f.BoolVar(&o.detach, "detach", false, "with --on-phone (or on the phone): keep the run going in the background; 'droidgo attach' shows it, 'droidgo stop' ends it")
+	f.BoolVar(&o.detached, "detached", false, "this is the background run --detach started")
+	_ = f.MarkHidden("detached")
 	return c
 }
 
@@ -262,6 +275,11 @@ func runRun(o *runOptions) error {
 	cfg, err := o.settings()
 	if err != nil {
 		return err
+	}
+	if o.detached {
+		if err := registerDetached(o); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithCancel(d.ctx)
 	defer cancel()

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -17,7 +20,7 @@ import (
 func newSimServeCmd(d *deps) *cobra.Command {
 	var scenario string
 	var port int
-	var adbKeyboard, noV2, logCmds, unauthorized bool
+	var adbKeyboard, noV2, logCmds, unauthorized, programs bool
 	c := &cobra.Command{
 		Use:   "serve --scenario NAME [--port N]",
 		Short: "Serve a simulated phone over ADB, for adb connect, adb shell and droidgo",
@@ -31,7 +34,16 @@ use 'adb shell', 'adb pull /sdcard/window_dump.xml', or
 droidgo sends (uiautomator dump, input, wm size, monkey, am, pm, dumpsys,
 getprop, settings, ime, and the toybox tools cat, ls, rm, echo, sha256sum, df,
 mkdir, dd, mv, chmod on its files, kept in a temporary directory) and refuses any line that is more
-than one simple command with literal words. Stop it with Ctrl-C.`,
+than one simple command with literal words. Stop it with Ctrl-C.
+
+With --programs it also runs the programs pushed to it, as a phone runs what
+'droidgo deploy' put there: on this machine, with a fake Android userland as
+their PATH that carries their commands out on the simulated phone, arm64
+programs under qemu-aarch64-static. Deploy a linux/arm64 droidgo to it (Go's
+android build needs the phone's own linker):
+  GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -o droidgo-linux-arm64 ./cmd/droidgo
+  droidgo deploy --binary droidgo-linux-arm64 --no-model
+  droidgo run --on-phone --model script:fixtures/scripts/wifi.txt`,
 		Example: "  droidgo sim serve --scenario wifi --port 0",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,6 +70,14 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 			srv := adbd.New(phone, opts)
 			if err := srv.Listen(net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err != nil {
 				return err
+			}
+			if programs {
+				stopLand, err := runPrograms(srv)
+				if err != nil {
+					srv.Close()
+					return err
+				}
+				defer stopLand()
 			}
 			addr := srv.Addr()
 			fmt.Fprintf(d.stdout, "serving scenario %q as an ADB device on %s\n", scenario, addr)
@@ -90,7 +110,35 @@ than one simple command with literal words. Stop it with Ctrl-C.`,
 	f.BoolVar(&noV2, "no-shell-v2", false, "do not offer shell_v2, so clients use shell v1")
 	f.BoolVar(&unauthorized, "unauthorized", false, "behave as a phone whose owner never accepts the debugging prompt (listed as unauthorized)")
 	f.BoolVar(&logCmds, "log", false, "print every shell command received when stopping")
+	f.BoolVar(&programs, "programs", false, "run the programs pushed to the phone (a deployed droidgo), with a fake Android userland; arm64 ones under qemu-aarch64-static")
 	return c
+}
+
+// runPrograms makes srv run the programs pushed to it, with a fake
+// userland whose commands are this droidgo's `sim userland`.
+func runPrograms(srv *adbd.Server) (stop func(), err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	qemu := ""
+	if runtime.GOARCH != "arm64" {
+		if qemu, err = exec.LookPath("qemu-aarch64-static"); err != nil {
+			return nil, errors.New("--programs runs the phone's arm64 programs under qemu-aarch64-static, which is not installed (Debian: apt-get install qemu-user-static)")
+		}
+	}
+	// A short directory: unix socket paths are limited to 108 bytes.
+	dir, err := os.MkdirTemp("", "dgphone")
+	if err != nil {
+		return nil, err
+	}
+	land, err := srv.StartUserland(dir, exe, "sim", "userland")
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	srv.RunPrograms(land, qemu)
+	return func() { land.Close(); os.RemoveAll(dir) }, nil
 }
 
 // shellQuote quotes s for a POSIX shell, for commands droidgo suggests.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"sync"
 )
 
 // Shell protocol v2 packet ids.
@@ -16,6 +18,7 @@ const (
 	idStderr     = 2
 	idExit       = 3
 	idCloseStdin = 4
+	idWindowSize = 5
 )
 
 // maxOutput bounds what one command may return, so a runaway command cannot
@@ -153,4 +156,133 @@ func deviceLost(serial string, err error) error {
 		return err
 	}
 	return &GoneError{Serial: serial, Msg: "connection lost: " + err.Error()}
+}
+
+// SessionOptions are the terminal and streams of an interactive command
+// (Client.Session).
+type SessionOptions struct {
+	// PTY asks the device for a pseudo-terminal (adb shell -t): the program
+	// sees a terminal of Term, its size from Size, and stderr is merged
+	// into stdout.
+	PTY  bool
+	Term string
+	// Stdin is sent to the program as it comes; nil sends nothing and
+	// closes the program's stdin at once.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Size, when set, returns the terminal's size, sent at the start and
+	// each time Resize delivers.
+	Size   func() (rows, cols int, ok bool)
+	Resize <-chan struct{}
+}
+
+// Session runs command on the device with its input and output streamed
+// both ways, as `adb shell -t` does, and returns its exit status. It needs
+// the shell protocol v2 (the exit status, stdin's end and the window
+// size travel in its packets). A connection that ends before the exit
+// status is a *GoneError.
+func (c *Client) Session(ctx context.Context, serial, command string, o SessionOptions) (int, error) {
+	service := "shell,v2,"
+	if o.Term != "" && !strings.ContainsAny(o.Term, ",:") {
+		service += "TERM=" + o.Term + ","
+	}
+	if o.PTY {
+		service += "pty:" + command
+	} else {
+		service += "raw:" + command
+	}
+	cc, err := c.open(ctx, serial, service)
+	if err != nil {
+		return -1, wrapCmd("shell", command, err)
+	}
+	defer cc.Close()
+	var wmu sync.Mutex
+	send := func(id byte, data []byte) error {
+		wmu.Lock()
+		defer wmu.Unlock()
+		hdr := make([]byte, 5, 5+len(data))
+		hdr[0] = id
+		binary.LittleEndian.PutUint32(hdr[1:], uint32(len(data)))
+		_, err := cc.Write(append(hdr, data...))
+		return err
+	}
+	sendSize := func() {
+		if o.Size == nil {
+			return
+		}
+		if rows, cols, ok := o.Size(); ok {
+			send(idWindowSize, []byte(fmt.Sprintf("%dx%d,0x0\x00", rows, cols)))
+		}
+	}
+	sendSize()
+	done := make(chan struct{})
+	defer close(done)
+	if o.Stdin == nil {
+		if err := send(idCloseStdin, nil); err != nil {
+			return -1, wrapCmd("shell", command, deviceLost(serial, cc.wrap(err)))
+		}
+	} else {
+		go func() {
+			buf := make([]byte, 4096)
+			for {
+				n, err := o.Stdin.Read(buf)
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if n > 0 && send(idStdin, buf[:n]) != nil {
+					return
+				}
+				if err != nil {
+					send(idCloseStdin, nil)
+					return
+				}
+			}
+		}()
+	}
+	if o.Resize != nil {
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				case <-o.Resize:
+					sendSize()
+				}
+			}
+		}()
+	}
+	var hdr [5]byte
+	for {
+		if _, err := io.ReadFull(cc, hdr[:]); err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				err = errors.New("stream ended without an exit status")
+			}
+			return -1, wrapCmd("shell", command, deviceLost(serial, cc.wrap(err)))
+		}
+		n := binary.LittleEndian.Uint32(hdr[1:])
+		if n > 1<<20 {
+			return -1, fmt.Errorf("shell %q: protocol error: a packet of %d bytes", short(command), n)
+		}
+		data := make([]byte, n)
+		if _, err := io.ReadFull(cc, data); err != nil {
+			return -1, wrapCmd("shell", command, deviceLost(serial, cc.wrap(err)))
+		}
+		switch hdr[0] {
+		case idStdout:
+			if o.Stdout != nil {
+				o.Stdout.Write(data)
+			}
+		case idStderr:
+			if o.Stderr != nil {
+				o.Stderr.Write(data)
+			}
+		case idExit:
+			if len(data) != 1 {
+				return -1, fmt.Errorf("shell %q: bad exit packet of %d bytes", short(command), len(data))
+			}
+			return int(data[0]), nil
+		}
+	}
 }

@@ -102,11 +102,14 @@ type Server struct {
 	// the fake takes before it drops the connection (CutSyncAfter).
 	cutAfter  int64
 	syncBytes int64
-	ime       string
-	closed    bool
-	wg        sync.WaitGroup
-	ctx       context.Context
-	cancel    context.CancelFunc
+	// progs, when set, runs the programs pushed to the phone
+	// (RunPrograms).
+	progs  *programs
+	ime    string
+	closed bool
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // New returns a fake adbd serving phone. Call Listen, then Serve (or Start).
@@ -244,6 +247,16 @@ func (s *Server) Close() error {
 		s.fs.close()
 	}
 	return err
+}
+
+// DropConnections drops every connection to the adb server, as a pulled
+// cable does, and goes on listening (adb connect brings the phone back).
+func (s *Server) DropConnections() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.Close()
+	}
 }
 
 // Commands returns a copy of the command log.

@@ -33,20 +33,29 @@ func (s *Server) handler(service string) func(*stream) {
 	case strings.HasPrefix(service, "shell:"), strings.HasPrefix(service, "shell,"):
 		args, cmd, _ := strings.Cut(strings.TrimPrefix(service, "shell"), ":")
 		v2, pty := false, cmd == "" // adbd: a pty when the command is empty
+		term := "dumb"
 		for _, a := range strings.Split(strings.TrimPrefix(args, ","), ",") {
-			switch a {
-			case "v2":
+			switch {
+			case a == "v2":
 				v2 = true
-			case "raw":
+			case a == "raw":
 				pty = false
-			case "pty":
+			case a == "pty":
 				pty = true
+			case strings.HasPrefix(a, "TERM="):
+				term = strings.TrimPrefix(a, "TERM=")
 			}
 		}
 		if v2 && !s.hasFeature("shell_v2") {
 			return nil
 		}
-		return func(st *stream) { s.serveShell(st, cmd, v2, pty) }
+		return func(st *stream) {
+			if argv, ok := s.program(cmd); ok {
+				s.execProgram(st, cmd, argv, v2, pty, term)
+				return
+			}
+			s.serveShell(st, cmd, v2, pty)
+		}
 	}
 	return nil
 }

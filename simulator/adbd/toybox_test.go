@@ -50,3 +50,20 @@ func TestToybox(t *testing.T) {
 		}
 	}
 }
+
+// TestReplacePath: the phone's /data/local/tmp in a program's arguments
+// becomes the host directory where it starts a path, and only there.
+func TestReplacePath(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"/data/local/tmp/droidgo/droidgo", "/H/droidgo/droidgo"},
+		{"script:/data/local/tmp/droidgo/wifi.txt?pace=1ms", "script:/H/droidgo/wifi.txt?pace=1ms"},
+		{"--record=/data/local/tmp/x", "--record=/H/x"},
+		{"/data/local/tmpx", "/data/local/tmpx"},
+		{"a/data/local/tmp/b", "a/data/local/tmp/b"},
+		{"Turn on Wi-Fi", "Turn on Wi-Fi"},
+	} {
+		if got := replacePath(tt.in, "/data/local/tmp", "/H"); got != tt.want {
+			t.Errorf("replacePath(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -45,8 +45,11 @@ type Userland struct {
 	// Dir holds bin/ (the programs) and the socket.
 	Dir    string
 	socket string
-	ln     net.Listener
-	wg     sync.WaitGroup
+	// qemu, when set, runs the arm64 programs the sh starts
+	// (Server.RunPrograms).
+	qemu string
+	ln   net.Listener
+	wg   sync.WaitGroup
 }
 
 // StartUserland writes a fake userland into dir and serves it. exe is the
@@ -102,7 +105,11 @@ func (u *Userland) Bin() string { return filepath.Join(u.Dir, "bin") }
 // Env is the environment a program on the fake phone needs: PATH with
 // only the userland's programs, and the socket.
 func (u *Userland) Env() []string {
-	return []string{"PATH=" + u.Bin(), UserlandSocketEnv + "=" + u.socket}
+	env := []string{"PATH=" + u.Bin(), UserlandSocketEnv + "=" + u.socket}
+	if u.qemu != "" {
+		env = append(env, QEMUEnv+"="+u.qemu)
+	}
+	return env
 }
 
 // Close stops serving.
@@ -218,6 +225,9 @@ func UserlandMain(name string, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cmd := &exec.Cmd{Path: path, Args: argv, Stdin: os.Stdin, Stdout: stdout, Stderr: stderr}
+	if qemu := os.Getenv(QEMUEnv); qemu != "" && needsEmulator(path) {
+		cmd.Path, cmd.Args = qemu, append([]string{qemu, "-cpu", "max", path}, argv[1:]...)
+	}
 	code := 0
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
