@@ -157,6 +157,21 @@ func TestDeploy(t *testing.T) {
 		}
 		onPhone(t)
 	})
+	t.Run("part corrupted on the way", func(t *testing.T) {
+		modelData = writeRandom(t, model, []byte("GGUF"), 300_000) // a new model
+		r.fake.CorruptNextPush()
+		before := r.fake.SyncBytes()
+		code, out, errs := cli(t, args...)
+		if want := deployWant(r.serial, "droidgo", binData, false, "tiny.gguf", modelData, true); code != 0 || out != want {
+			t.Fatalf("deploy with a part corrupted = %d\n%s\nwant\n%s\nstderr: %s", code, out, want, errs)
+		}
+		// The phone's sha256sum found the bad part, which was sent again
+		// alone.
+		if sent, want := r.fake.SyncBytes()-before, int64(len(modelData)+part); sent != want {
+			t.Errorf("deploy sent %d bytes, want the file and its first part again, %d", sent, want)
+		}
+		onPhone(t)
+	})
 	t.Run("text", func(t *testing.T) {
 		code, out, errs := cli(t, args[:len(args)-1]...)
 		if code != 0 || !strings.Contains(out, "already there, equal") || !strings.Contains(out, "in /data/local/tmp/droidgo") {
@@ -200,6 +215,24 @@ func TestDeployRefusals(t *testing.T) {
 	}
 	if code, _, errs := cli(t, "deploy", "--binary", bin, "--no-model", "--dir", "data/x"); code != 2 || !strings.Contains(errs, "absolute") {
 		t.Errorf("deploy --dir data/x = %d %q", code, errs)
+	}
+	// Without --model: the model run would use, here none.
+	empty := filepath.Join(dir, "empty.toml")
+	os.WriteFile(empty, nil, 0o644)
+	noModel := func(d *deps) {
+		d.getenv = func(k string) string {
+			switch {
+			case k == "DROIDGO_CONFIG":
+				return empty
+			case strings.HasPrefix(k, "DROIDGO_"):
+				return ""
+			}
+			return os.Getenv(k)
+		}
+		d.defaultModel = func() (string, bool) { return "", false }
+	}
+	if code, _, errs := cliWith(t, noModel, "deploy", "--binary", bin); code != 2 || !strings.Contains(errs, "no model to copy") {
+		t.Errorf("deploy with no model = %d %q", code, errs)
 	}
 }
 

@@ -102,6 +102,9 @@ type Server struct {
 	// the fake takes before it drops the connection (CutSyncAfter).
 	cutAfter  int64
 	syncBytes int64
+	// corrupt, when set, flips a byte of the next file pushed
+	// (CorruptNextPush).
+	corrupt bool
 	// progs, when set, runs the programs pushed to the phone
 	// (RunPrograms).
 	progs  *programs
@@ -292,6 +295,23 @@ func (s *Server) CutSyncAfter(n int64) {
 	s.mu.Lock()
 	s.cutAfter = n
 	s.mu.Unlock()
+}
+
+// CorruptNextPush makes the next file pushed arrive with one byte
+// changed, as a flaky cable or storage might leave it.
+func (s *Server) CorruptNextPush() {
+	s.mu.Lock()
+	s.corrupt = true
+	s.mu.Unlock()
+}
+
+// takeCorrupt reports whether this push is to be corrupted.
+func (s *Server) takeCorrupt() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.corrupt
+	s.corrupt = false
+	return c
 }
 
 // SyncBytes is how many bytes of file data the fake has received through

@@ -403,6 +403,13 @@ func (s *Server) recvFile(st *stream, spec string) bool {
 				return false
 			}
 		case "DONE":
+			if s.takeCorrupt() {
+				var b [1]byte
+				if n, _ := tmp.ReadAt(b[:], 0); n == 1 {
+					b[0] ^= 0xff
+					tmp.WriteAt(b[:], 0)
+				}
+			}
 			// adbd copies the user permission bits to group and other.
 			perm := uint32(mode) & 0o700
 			perm |= perm>>3 | perm>>6

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/droidgo/droidgo/simulator/adbd"
 	"github.com/droidgo/droidgo/simulator/adbd/adbtest"
@@ -128,7 +129,8 @@ func TestRunOnPhone(t *testing.T) {
 			return string(out)
 		}
 		t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
-		line := strings.Join([]string{pc, "run", "--on-phone", "'Turn on Wi-Fi'", "--model", "'" + script("300ms") + "'", "--record", filepath.Join(t.TempDir(), "tui.jsonl")}, " ")
+		pcRecording := filepath.Join(t.TempDir(), "tui.jsonl")
+		line := strings.Join([]string{pc, "run", "--on-phone", "'Turn on Wi-Fi'", "--model", "'" + script("300ms") + "'", "--record", pcRecording}, " ")
 		tmux("new-session", "-d", "-s", "pc", "-x", "110", "-y", "34", line+"; echo EXIT=$?; sleep 600")
 		screen := func() string { return tmux("capture-pane", "-p", "-t", "pc") }
 		waitFor := func(limit time.Duration, want ...string) string {
@@ -151,6 +153,27 @@ func TestRunOnPhone(t *testing.T) {
 		// The phone's TUI, drawn on the PC's terminal: its header names
 		// the phone it drives, and the model's thinking streams.
 		waitFor(3*time.Minute, "Turn on Wi-Fi", "this phone", "Wi-Fi")
+		// It is drawn at this window's size, which the pty on the phone
+		// follows (a pty starts at 80 columns), also when it changes.
+		waitWidth := func(lo, hi int) {
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				s, widest := screen(), 0
+				for _, l := range strings.Split(s, "\n") {
+					widest = max(widest, utf8.RuneCountInString(strings.TrimRight(l, " ")))
+				}
+				if widest >= lo && widest <= hi {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the TUI is %d columns wide, want %d-%d:\n%s", widest, lo, hi, s)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+		waitWidth(100, 110)
+		tmux("resize-window", "-t", "pc", "-x", "70", "-y", "34")
+		waitWidth(60, 70)
 		tmux("send-keys", "-t", "pc", "q")
 		s := waitFor(time.Minute, "EXIT=")
 		if !strings.Contains(s, "EXIT=1") {
@@ -159,6 +182,11 @@ func TestRunOnPhone(t *testing.T) {
 		types, reason := r.recording(t, "tui.jsonl")
 		if reason != "cancelled" || types[len(types)-1] != "finished" {
 			t.Errorf("the phone's recording ends with %v, reason %q; want finished, cancelled", types[len(types)-1:], reason)
+		}
+		// --record FILE: the phone's recording is copied to FILE.
+		onPhone, _ := r.srv.ReadFile("/data/local/tmp/droidgo/tui.jsonl")
+		if here, err := os.ReadFile(pcRecording); err != nil || !bytes.Equal(here, onPhone) {
+			t.Errorf("--record %s: %d bytes (%v), want the phone's %d", pcRecording, len(here), err, len(onPhone))
 		}
 	})
 
