@@ -9,6 +9,7 @@ package main
 // them there.
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -94,15 +95,42 @@ func runOnPhone(o *runOptions, flags *pflag.FlagSet) error {
 		return fmt.Errorf("%w: the run on the phone was hung up and ended; its recording is %s on the phone", err, rec)
 	}
 	if o.record != "" {
-		data, _, perr := phone.Client().Pull(ctx, phone.Serial(), rec, phone.StatV2())
-		if perr == nil {
-			perr = os.WriteFile(o.record, data, 0o644)
-		}
-		if perr != nil {
-			return errors.Join(err, fmt.Errorf("copy the recording %s from the phone: %w", rec, perr))
+		if perr := pullRecording(ctx, phone, rec, o.record); perr != nil {
+			return errors.Join(err, perr)
 		}
 	}
 	return err
+}
+
+// pullRecording copies the phone's recording rec to the file dst. After
+// a Ctrl-C here, which hung up the run on the phone, it waits (10 s at
+// most) for the run to finish its recording.
+func pullRecording(ctx context.Context, phone *adb.Device, rec, dst string) error {
+	interrupted := ctx.Err() != nil
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, _, err := phone.Client().Pull(pctx, phone.Serial(), rec, phone.StatV2())
+		if err != nil {
+			return fmt.Errorf("copy the recording %s from the phone: %w", rec, err)
+		}
+		if !interrupted || finished(data) || time.Now().After(deadline) {
+			if err := os.WriteFile(dst, data, 0o644); err != nil {
+				return fmt.Errorf("copy the recording %s from the phone: %w", rec, err)
+			}
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// finished reports whether a recording ends with its result.
+func finished(rec []byte) bool {
+	rec = bytes.TrimSpace(rec)
+	last := rec[bytes.LastIndexByte(rec, '\n')+1:]
+	var ev loop.Event
+	return json.Unmarshal(last, &ev) == nil && ev.Type == loop.EvFinished
 }
 
 // onPhoneCheck says what to do when deploy has not put droidgo on the

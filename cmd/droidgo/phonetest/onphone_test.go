@@ -233,6 +233,36 @@ func TestRunOnPhone(t *testing.T) {
 		}
 	}
 
+	t.Run("interrupted on the PC", func(t *testing.T) {
+		// Ctrl-C on the PC (no pty: the output is a pipe) hangs up the
+		// run on the phone, which finishes its recording, copied back.
+		pcRecording := filepath.Join(t.TempDir(), "int.jsonl")
+		cmd := exec.Command(pc, "run", "--on-phone", "Turn on Wi-Fi", "--model", script("1s"), "--no-tui", "--record", pcRecording)
+		cmd.Env = r.pc
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r.waitFile(t, "int.jsonl", `"type":"step_started"`, 2*time.Minute)
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("an interrupted run --on-phone exited 0\n%s\n%s", out.String(), errb.String())
+			}
+		case <-time.After(time.Minute):
+			cmd.Process.Kill()
+			t.Fatalf("run --on-phone did not end a minute after Ctrl-C\n%s\n%s", out.String(), errb.String())
+		}
+		data, err := os.ReadFile(pcRecording)
+		if err != nil || !bytes.Contains(data, []byte(`"reason":"cancelled"`)) {
+			t.Errorf("the recording copied from the phone after Ctrl-C (%v) has no cancelled result:\n%.2000s", err, data)
+		}
+	})
+
 	t.Run("dropped connection", func(t *testing.T) {
 		done := make(chan struct{})
 		var code int
