@@ -97,6 +97,49 @@ func (r *phoneRig) waitFile(t *testing.T, name, want string, limit time.Duration
 	}
 }
 
+// terminal is a tmux window for the PC's droidgo (skipped without tmux,
+// unless DROIDGO_REQUIRE_TMUX=1): tmux runs tmux commands, screen shows
+// the window "pc", waitFor waits until it shows every string of want.
+func (r *phoneRig) terminal(t *testing.T) (tmux func(args ...string) string, screen func() string, waitFor func(limit time.Duration, want ...string) string) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("DROIDGO_REQUIRE_TMUX") == "1" {
+			t.Fatal("tmux is not installed and DROIDGO_REQUIRE_TMUX=1")
+		}
+		t.Skip("SKIPPED, NOT PASSED: tmux is not installed")
+	}
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tmux = func(args ...string) string {
+		cmd := exec.Command("tmux", append([]string{"-S", sock}, args...)...)
+		cmd.Env = append(r.pc, "TERM=xterm-256color")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
+	screen = func() string { return tmux("capture-pane", "-p", "-t", "pc") }
+	waitFor = func(limit time.Duration, want ...string) string {
+		deadline := time.Now().Add(limit)
+		for {
+			s := screen()
+			ok := true
+			for _, w := range want {
+				ok = ok && strings.Contains(s, w)
+			}
+			if ok {
+				return s
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the PC's terminal has no %q after %v:\n%s", want, limit, s)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	return tmux, screen, waitFor
+}
+
 // TestRunOnPhone: droidgo runs on the phone from the PC, through Debian's
 // adb server and the fake adbd, which runs the deployed linux/arm64 build
 // under qemu with the fake userland: the run's TUI draws in tmux on the
@@ -112,44 +155,10 @@ func TestRunOnPhone(t *testing.T) {
 	script := func(pace string) string { return scriptFor("wifi", pace) }
 
 	t.Run("tui", func(t *testing.T) {
-		if _, err := exec.LookPath("tmux"); err != nil {
-			if os.Getenv("DROIDGO_REQUIRE_TMUX") == "1" {
-				t.Fatal("tmux is not installed and DROIDGO_REQUIRE_TMUX=1")
-			}
-			t.Skip("SKIPPED, NOT PASSED: tmux is not installed")
-		}
-		sock := filepath.Join(t.TempDir(), "tmux.sock")
-		tmux := func(args ...string) string {
-			cmd := exec.Command("tmux", append([]string{"-S", sock}, args...)...)
-			cmd.Env = append(r.pc, "TERM=xterm-256color")
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("tmux %v: %v\n%s", args, err, out)
-			}
-			return string(out)
-		}
-		t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
+		tmux, screen, waitFor := r.terminal(t)
 		pcRecording := filepath.Join(t.TempDir(), "tui.jsonl")
 		line := strings.Join([]string{pc, "run", "--on-phone", "'Turn on Wi-Fi'", "--model", "'" + script("300ms") + "'", "--record", pcRecording}, " ")
 		tmux("new-session", "-d", "-s", "pc", "-x", "110", "-y", "34", line+"; echo EXIT=$?; sleep 600")
-		screen := func() string { return tmux("capture-pane", "-p", "-t", "pc") }
-		waitFor := func(limit time.Duration, want ...string) string {
-			deadline := time.Now().Add(limit)
-			for {
-				s := screen()
-				ok := true
-				for _, w := range want {
-					ok = ok && strings.Contains(s, w)
-				}
-				if ok {
-					return s
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the PC's terminal has no %q after %v:\n%s", want, limit, s)
-				}
-				time.Sleep(200 * time.Millisecond)
-			}
-		}
 		// The phone's TUI, drawn on the PC's terminal: its header names
 		// the phone it drives, and the model's thinking streams.
 		waitFor(3*time.Minute, "Turn on Wi-Fi", "this phone", "Wi-Fi")
@@ -224,6 +233,26 @@ func TestRunOnPhone(t *testing.T) {
 		code, out, errs = runProgram(t, time.Minute, r.pc, pc, "attach", "--json")
 		if code != 1 || !strings.Contains(out, `"reason":"cancelled"`) {
 			t.Errorf("attach to the stopped run: exit %d\n%s\n%s", code, out, errs)
+		}
+	})
+
+	t.Run("attach tui", func(t *testing.T) {
+		code, out, errs := runProgram(t, 3*time.Minute, r.pc, pc, "run", "--on-phone", "--detach", "Turn on Wi-Fi", "--model", script("1s"))
+		if code != 0 {
+			t.Fatalf("run --on-phone --detach: exit %d\n%s\n%s", code, out, errs)
+		}
+		tmux, _, waitFor := r.terminal(t)
+		tmux("new-session", "-d", "-s", "pc", "-x", "110", "-y", "34", pc+" attach; echo EXIT=$?; sleep 600")
+		// The background run, live in the TUI on the PC; q leaves it
+		// going.
+		waitFor(2*time.Minute, "Turn on Wi-Fi", "this phone", "step 1")
+		tmux("send-keys", "-t", "pc", "q")
+		if s := waitFor(time.Minute, "EXIT="); !strings.Contains(s, "EXIT=0") || !strings.Contains(s, "left the run going") {
+			t.Errorf("q in attach should leave the run going (exit 0):\n%s", s)
+		}
+		code, out, errs = runProgram(t, time.Minute, r.pc, pc, "stop")
+		if code != 0 || !strings.Contains(out, "stopped the run in the background") {
+			t.Errorf("stop after attach: exit %d\n%s\n%s", code, out, errs)
 		}
 	})
 
