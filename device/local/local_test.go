@@ -88,6 +88,7 @@ func TestSameLinesAsADB(t *testing.T) {
 	onPhone := adbtest.NewPhone(screenXML)
 	onPhone.Installed = overADB.Installed
 	phoneSrv := adbd.New(onPhone, opts)
+	defer phoneSrv.Close() // its files are in a temporary directory
 	dir, err := os.MkdirTemp("", "dglocal")
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +173,7 @@ func cut(kv string) (string, string, bool) {
 func TestDumpRetries(t *testing.T) {
 	phone := adbtest.NewPhone(screenXML)
 	srv := adbd.New(phone, adbd.Options{})
+	defer srv.Close() // its files are in a temporary directory
 	dir, err := os.MkdirTemp("", "dglocal")
 	if err != nil {
 		t.Fatal(err)
