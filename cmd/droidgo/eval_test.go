@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/droidgo/droidgo/eval"
 	"github.com/droidgo/droidgo/model"
@@ -219,8 +220,9 @@ func TestEvalOutAndCompare(t *testing.T) {
 // phones at once from the always-right scripts. It keeps no state: the
 // script is chosen by the task in the prompt and the turn by how many
 // steps the prompt says were taken, so concurrent conversations cannot
-// mix up.
-func turnServer(t *testing.T, scripts map[string]*script.Script) (*httptest.Server, *atomic.Int64, *atomic.Int64) {
+// mix up. While meet is set, a request waits for a second to be in
+// flight (see below).
+func turnServer(t *testing.T, scripts map[string]*script.Script, meet *atomic.Bool) (*httptest.Server, *atomic.Int64, *atomic.Int64) {
 	var requests, peak atomic.Int64
 	var inflight atomic.Int64
 	earlier := regexp.MustCompile(`\((\d+) earlier steps not shown\)`)
@@ -236,6 +238,19 @@ func turnServer(t *testing.T, scripts map[string]*script.Script) (*httptest.Serv
 			p := peak.Load()
 			if n <= p || peak.CompareAndSwap(p, n) {
 				break
+			}
+		}
+		// A scripted answer takes microseconds, so requests of several
+		// phones overlap only by chance: when asked, a request waits (10 s
+		// at most) for another to arrive, which it does only if the client
+		// really sends them at once.
+		if meet.Load() {
+			for deadline := time.Now().Add(10 * time.Second); peak.Load() < 2; {
+				if time.Now().After(deadline) {
+					meet.Store(false) // one wait is enough to fail the test
+					break
+				}
+				time.Sleep(time.Millisecond)
 			}
 		}
 		raw, _ := io.ReadAll(r.Body)
@@ -322,7 +337,8 @@ func TestEvalEndpointParallelEqualsSequential(t *testing.T) {
 	if len(names) < 40 {
 		t.Fatalf("only %d tasks with unique texts", len(names))
 	}
-	srv, requests, peak := turnServer(t, scripts)
+	var meet atomic.Bool
+	srv, requests, peak := turnServer(t, scripts, &meet)
 	filter := "^tasks/(" + strings.Join(names, "|") + ")$"
 	run := func(parallel int) *eval.Results {
 		r := droidgo(t, context.Background(), "eval", "--suite", "tasks", "--filter", filter, "--endpoint", srv.URL, "--model-name", "spark", "--json", "--parallel", strconv.Itoa(parallel))
@@ -336,6 +352,7 @@ func TestEvalEndpointParallelEqualsSequential(t *testing.T) {
 	seq := run(1)
 	seqRequests := requests.Load()
 	peak.Store(0)
+	meet.Store(true)
 	par := run(8)
 	if s := seq.Summary.Tasks; s.N != len(names) || s.Success != s.N {
 		t.Errorf("sequential: %+v", s)
