@@ -148,24 +148,18 @@ func onPhoneCheck(ctx context.Context, phone *adb.Device, name string) error {
 // phone: the model run would use here, as deploy put it on the phone (a
 // script is copied there now), or the endpoint.
 func phoneModel(ctx context.Context, d *deps, cfg *config.Config, phone *adb.Device) ([]string, error) {
-	if err := modelConflict(cfg); err != nil {
+	src, err := modelSourceOf(cfg)
+	if err != nil {
 		return nil, err
 	}
-	m, e := cfg.Sources["model"].Origin, cfg.Sources["endpoint"].Origin
-	if cfg.Model == "" {
-		m = -1
-	}
-	if cfg.Endpoint == "" {
-		e = -1
-	}
-	if e > m {
+	if src == fromEndpoint {
 		args := []string{"--endpoint", cfg.Endpoint}
 		if cfg.ModelName != "" {
 			args = append(args, "--model-name", cfg.ModelName)
 		}
 		return args, nil
 	}
-	if rest, ok := strings.CutPrefix(cfg.Model, "script:"); ok && m >= 0 {
+	if rest, ok := strings.CutPrefix(cfg.Model, "script:"); ok && src == fromModel {
 		file, query, _ := strings.Cut(rest, "?")
 		f, err := os.Open(file)
 		if err != nil {

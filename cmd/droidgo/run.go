@@ -198,20 +198,14 @@ func (s *samplingFlags) add(f *pflag.FlagSet) {
 // it says how to get one. The openers get the settings (the engine's
 // threads, KV type, prompt cache...).
 func (d *deps) chooseModel(ctx context.Context, cfg *config.Config) (model.Backend, error) {
-	if err := modelConflict(cfg); err != nil {
+	src, err := modelSourceOf(cfg)
+	if err != nil {
 		return nil, err
 	}
-	m, e := cfg.Sources["model"].Origin, cfg.Sources["endpoint"].Origin
-	if cfg.Model == "" {
-		m = -1
-	}
-	if cfg.Endpoint == "" {
-		e = -1
-	}
-	switch {
-	case m > e:
+	switch src {
+	case fromModel:
 		return d.openModel(ctx, cfg.Model, cfg)
-	case e > m:
+	case fromEndpoint:
 		b, err := openai.New(ctx, openai.Config{BaseURL: cfg.Endpoint, Model: cfg.ModelName})
 		if err != nil {
 			return nil, usageErr(err)
@@ -222,6 +216,37 @@ func (d *deps) chooseModel(ctx context.Context, cfg *config.Config) (model.Backe
 		return d.openModel(ctx, p, cfg)
 	}
 	return nil, usageErr(errors.New("no model: download Spark with 'droidgo pull', or pass --model FILE.gguf, --endpoint URL (an OpenAI-compatible server) or --model script:FILE"))
+}
+
+// modelSource is where a run's model comes from.
+type modelSource int
+
+const (
+	fromDefault  modelSource = iota // neither is set: the pulled model
+	fromModel                       // the model setting
+	fromEndpoint                    // the endpoint setting
+)
+
+// modelSourceOf chooses between the model and the endpoint settings: the
+// one given with more authority (flag, then environment, then file).
+func modelSourceOf(cfg *config.Config) (modelSource, error) {
+	if err := modelConflict(cfg); err != nil {
+		return 0, err
+	}
+	m, e := cfg.Sources["model"].Origin, cfg.Sources["endpoint"].Origin
+	if cfg.Model == "" {
+		m = -1
+	}
+	if cfg.Endpoint == "" {
+		e = -1
+	}
+	switch {
+	case m > e:
+		return fromModel, nil
+	case e > m:
+		return fromEndpoint, nil
+	}
+	return fromDefault, nil
 }
 
 // modelConflict refuses a model and an endpoint set with the same
