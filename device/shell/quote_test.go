@@ -164,3 +164,11 @@ func BenchmarkQuoteTypeArg(b *testing.B) {
 		}
 	}
 }
+
+func TestDecodeInputText(t *testing.T) {
+	for in, want := range map[string]string{"a%sb": "a b", "%%s": "% ", "%": "%", "%s%s": "  ", "100%": "100%", "%x%s": "%x "} {
+		if got := shell.DecodeInputText(in); got != want {
+			t.Errorf("DecodeInputText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

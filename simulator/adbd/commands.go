@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/droidgo/droidgo/action"
+	"github.com/droidgo/droidgo/device/shell"
 )
 
 const (
@@ -302,7 +303,7 @@ func (s *Server) input(ctx context.Context, args []string, o *output) int {
 		if len(rest) != 1 {
 			return errf(1, "input text: want exactly one argument, got %d", len(rest))
 		}
-		err = s.phone.Type(ctx, decodeInputText(rest[0]))
+		err = s.phone.Type(ctx, shell.DecodeInputText(rest[0]))
 	case "tap":
 		v, ok := ints(rest, 2)
 		if !ok || len(v) != 2 {
@@ -357,28 +358,6 @@ func (s *Server) input(ctx context.Context, args []string, o *output) int {
 		return errf(1, "Error: %v", err)
 	}
 	return 0
-}
-
-// decodeInputText is what Android's input text does to its argument: each
-// "%s" becomes a space.
-func decodeInputText(arg string) string {
-	var out []byte
-	esc := false
-	for i := 0; i < len(arg); i++ {
-		c := arg[i]
-		if esc {
-			esc = false
-			if c == 's' {
-				out[len(out)-1] = ' '
-				continue
-			}
-		}
-		out = append(out, c)
-		if c == '%' {
-			esc = true
-		}
-	}
-	return string(out)
 }
 
 func (s *Server) monkey(ctx context.Context, args []string, o *output) int {

@@ -75,14 +75,6 @@ func FuzzSplit(f *testing.F) {
 	})
 }
 
-func TestDecodeInputText(t *testing.T) {
-	for in, want := range map[string]string{"a%sb": "a b", "%%s": "% ", "%": "%", "%s%s": "  ", "100%": "100%", "%x%s": "%x "} {
-		if got := decodeInputText(in); got != want {
-			t.Errorf("decodeInputText(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // TestSplitAgreesWithRealShell generates command lines from shell-special
 // characters and checks that for every line Split accepts, a real POSIX
 // shell (dash; mksh too when installed) sees exactly the same words.
