@@ -13,9 +13,12 @@ import (
 // and VPDPWSSD of the client cores that have no AVX-512 (Intel Alder Lake
 // to Arrow Lake, Lunar Lake; AMD Zen 5 has it beside AVX-512). Its table is
 // the avx2 table with the products of interleaved Q4_K, Q6_K and Q8_0
-// matrices replaced (so Q8_0 matrices are repacked at this level too): one
-// token, 4 tokens and whole batches all run the same 8-row kernel
-// (q4kx8VNNI, q6kx8VNNI, q80x8VNNI), so a token's result does not depend on
+// matrices replaced (so Q8_0 matrices are repacked at this level too): 4
+// tokens and whole batches run one 8-row kernel per type (q4kx8VNNI,
+// q6kx8VNNI, q80x8VNNI), and one token (decode) runs a kernel that gives
+// bit for bit the same result but streams the matrix at the memory's speed:
+// the avx2 level's q4kx8AVX2 and q6kx8AVX2 (the VNNI kernels finish a block
+// in their order), and q80x8VNNI1. So a token's result does not depend on
 // the batch it comes in. Matrices still in the file's layout (before the
 // background repack) keep the avx2 kernels for every batch size, for the
 // same reason. On CPUs with AVX-512 as well, the avx512 and amx levels are
@@ -36,18 +39,20 @@ func avxvnniMissing() error {
 // (for the tests on CPUs without AVX-VNNI) their AVX2 twins.
 type vnniKernels struct {
 	q4kx8, q6kx8, q80x8 func(p *x8mmArgs)
+	q80x81              func(p *x8mmArgs) // q80x8 for one token
 }
 
-var vnniAsm = vnniKernels{q4kx8: q4kx8VNNI, q6kx8: q6kx8VNNI, q80x8: q80x8VNNI}
+var vnniAsm = vnniKernels{q4kx8: q4kx8VNNI, q6kx8: q6kx8VNNI, q80x8: q80x8VNNI, q80x81: q80x8VNNI1}
 
-// newAVXVNNITable returns the avxvnni level's table: below with the
-// kernels of k.
+// newAVXVNNITable returns the avxvnni level's table: below (the avx2
+// table, whose one-token Q4_K and Q6_K kernels it keeps) with the kernels
+// of k.
 func newAVXVNNITable(below table, k vnniKernels) table {
 	t := below
-	t.q4kx8, t.q4kx84, t.q4kx8mm = x8Entries(quant.BlockQ4_KSize, k.q4kx8)
-	t.q6kx8, t.q6kx84, t.q6kx8mm = x8Entries(quant.BlockQ6_KSize, k.q6kx8)
+	_, t.q4kx84, t.q4kx8mm = x8Entries(quant.BlockQ4_KSize, k.q4kx8)
+	_, t.q6kx84, t.q6kx8mm = x8Entries(quant.BlockQ6_KSize, k.q6kx8)
 	t.q80x8 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
-		q80x8V(w, rows, a, 1, out, rows, k.q80x8)
+		q80x8V(w, rows, a, 1, out, rows, k.q80x81)
 	}
 	t.q80x8mm = func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
 		q80x8V(w, rows, a, b, out, ldo, k.q80x8)
@@ -142,10 +147,17 @@ func q6kx8VNNIAsAVX2(p *x8mmArgs)
 
 // q80x8VNNI is one 8-row group of the interleaved Q8_0 layout times a tile
 // of tokens, p.bs holding -128 times the sum of every token's block
-// (avxvnni_amd64.s); q80x8VNNIAsAVX2 is its AVX2 twin.
+// (avxvnni_amd64.s), and q80x8VNNI1 the same for one token;
+// q80x8VNNIAsAVX2 and q80x8VNNI1AsAVX2 are their AVX2 twins.
 //
 //go:noescape
 func q80x8VNNI(p *x8mmArgs)
 
 //go:noescape
 func q80x8VNNIAsAVX2(p *x8mmArgs)
+
+//go:noescape
+func q80x8VNNI1(p *x8mmArgs)
+
+//go:noescape
+func q80x8VNNI1AsAVX2(p *x8mmArgs)

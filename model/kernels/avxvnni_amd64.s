@@ -39,8 +39,10 @@ DATA ones16<>+24(SB)/8, $0x0001000100010001
 GLOBL ones16<>(SB), RODATA|NOPTR, $32
 
 #define VNNI_DPBUSD_8_0_9 BYTE $0xC4; BYTE $0x42; BYTE $0x7D; BYTE $0x50; BYTE $0xC8 // {vex} vpdpbusd %ymm8,%ymm0,%ymm9
+#define VNNI_DPBUSD_8_1_11 BYTE $0xC4; BYTE $0x42; BYTE $0x75; BYTE $0x50; BYTE $0xD8 // {vex} vpdpbusd %ymm8,%ymm1,%ymm11
 #define VNNI_DPBUSD_8_1_9 BYTE $0xC4; BYTE $0x42; BYTE $0x75; BYTE $0x50; BYTE $0xC8 // {vex} vpdpbusd %ymm8,%ymm1,%ymm9
 #define VNNI_DPBUSD_8_2_9 BYTE $0xC4; BYTE $0x42; BYTE $0x6D; BYTE $0x50; BYTE $0xC8 // {vex} vpdpbusd %ymm8,%ymm2,%ymm9
+#define VNNI_DPBUSD_8_3_11 BYTE $0xC4; BYTE $0x42; BYTE $0x65; BYTE $0x50; BYTE $0xD8 // {vex} vpdpbusd %ymm8,%ymm3,%ymm11
 #define VNNI_DPBUSD_8_3_9 BYTE $0xC4; BYTE $0x42; BYTE $0x65; BYTE $0x50; BYTE $0xC8 // {vex} vpdpbusd %ymm8,%ymm3,%ymm9
 #define VNNI_DPBUSD_8_4_11 BYTE $0xC4; BYTE $0x42; BYTE $0x5D; BYTE $0x50; BYTE $0xD8 // {vex} vpdpbusd %ymm8,%ymm4,%ymm11
 #define VNNI_DPBUSD_8_4_9 BYTE $0xC4; BYTE $0x42; BYTE $0x5D; BYTE $0x50; BYTE $0xC8 // {vex} vpdpbusd %ymm8,%ymm4,%ymm9
@@ -73,8 +75,9 @@ GLOBL ones16<>(SB), RODATA|NOPTR, $32
 // them with its activation dwords broadcast; the sub-block sum is scaled by
 // the rows' 6-bit scales as dwords (VPMULLD) and summed per block
 // (|sum| < 2^31). Per block and token the float sum gets
-// (d*D)*isum - (dmin*D)*sum_j m_j*bsum_j (VPDPWSSD), so a token's result
-// does not depend on the other tokens of the tile.
+// -(dmin*D)*sum_j m_j*bsum_j (VPDPWSSD), then (d*D)*isum, in the order of
+// q4kx8AVX2 (which the level runs for one token), so a token's result
+// depends neither on the other tokens of the tile nor on the kernel.
 TEXT ·q4kx8VNNI(SB), NOSPLIT, $0-8
 	MOVQ p+0(FP), R8
 	MOVQ 0(R8), SI
@@ -543,8 +546,8 @@ q4kx8VNNIfin:
 	VNNI_DPWSSD_8_7_3
 	VCVTDQ2PS Y3, Y3
 	VMOVUPS 2048(R10), Y9
-	VFMADD231PS Y2, Y0, Y9
 	VFNMADD231PS Y3, Y1, Y9
+	VFMADD231PS Y2, Y0, Y9
 	VMOVUPS Y9, 2048(R10)
 	VPXOR Y2, Y2, Y2
 	VMOVDQU Y2, (R10)
@@ -581,8 +584,9 @@ q4kx8VNNIstore:
 // them with its activation dwords broadcast; the sub-block sum is scaled by
 // the rows' 6-bit scales as dwords (VPMULLD) and summed per block
 // (|sum| < 2^31). Per block and token the float sum gets
-// (d*D)*isum - (dmin*D)*sum_j m_j*bsum_j (VPDPWSSD), so a token's result
-// does not depend on the other tokens of the tile.
+// -(dmin*D)*sum_j m_j*bsum_j (VPDPWSSD), then (d*D)*isum, in the order of
+// q4kx8AVX2 (which the level runs for one token), so a token's result
+// depends neither on the other tokens of the tile nor on the kernel.
 TEXT ·q4kx8VNNIAsAVX2(SB), NOSPLIT, $0-8
 	MOVQ p+0(FP), R8
 	MOVQ 0(R8), SI
@@ -1183,8 +1187,8 @@ q4kx8VNNIAsAVX2fin:
 	VPADDD Y12, Y3, Y3
 	VCVTDQ2PS Y3, Y3
 	VMOVUPS 2048(R10), Y9
-	VFMADD231PS Y2, Y0, Y9
 	VFNMADD231PS Y3, Y1, Y9
+	VFMADD231PS Y2, Y0, Y9
 	VMOVUPS Y9, 2048(R10)
 	VPXOR Y2, Y2, Y2
 	VMOVDQU Y2, (R10)
@@ -3149,5 +3153,191 @@ q80x8VNNIAsAVX2store:
 	ADDQ $32, R10
 	DECQ CX
 	JNZ q80x8VNNIAsAVX2store
+	VZEROUPPER
+	RET
+
+// func q80x8VNNI1(p *x8mmArgs)
+//
+// q80x8VNNI for one token (p.ntok and p.ldo unused), decode's matrix-vector
+// product: the same integer block sums and the same float operations in the
+// same order, so the same result bit for bit, but with the float sum kept
+// in a register, the 8 VPDPBUSD of a block in two independent chains and
+// the weights prefetched, so that it streams the matrix at the memory's
+// speed instead of waiting on one chain per block.
+TEXT ·q80x8VNNI1(SB), NOSPLIT, $0-8
+	MOVQ p+0(FP), R8
+	MOVQ 0(R8), SI
+	MOVQ 16(R8), DI
+	MOVQ 32(R8), R13
+	MOVQ 40(R8), DX
+	VXORPS Y15, Y15, Y15
+	VMOVDQU vn80<>(SB), Y14
+q80x8VNNI1block:
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
+	PREFETCHT0 4288(SI)
+	PREFETCHT0 4352(SI)
+	PREFETCHT0 4416(SI)
+	VPBROADCASTD (R13), Y9
+	VPXOR Y11, Y11, Y11
+	VPXOR 16(SI), Y14, Y0
+	VPXOR 48(SI), Y14, Y1
+	VPXOR 80(SI), Y14, Y2
+	VPXOR 112(SI), Y14, Y3
+	VPXOR 144(SI), Y14, Y4
+	VPXOR 176(SI), Y14, Y5
+	VPXOR 208(SI), Y14, Y6
+	VPXOR 240(SI), Y14, Y7
+	VPBROADCASTD 4(DI), Y8
+	VNNI_DPBUSD_8_0_9
+	VPBROADCASTD 8(DI), Y8
+	VNNI_DPBUSD_8_1_11
+	VPBROADCASTD 12(DI), Y8
+	VNNI_DPBUSD_8_2_9
+	VPBROADCASTD 16(DI), Y8
+	VNNI_DPBUSD_8_3_11
+	VPBROADCASTD 20(DI), Y8
+	VNNI_DPBUSD_8_4_9
+	VPBROADCASTD 24(DI), Y8
+	VNNI_DPBUSD_8_5_11
+	VPBROADCASTD 28(DI), Y8
+	VNNI_DPBUSD_8_6_9
+	VPBROADCASTD 32(DI), Y8
+	VNNI_DPBUSD_8_7_11
+	VPADDD Y11, Y9, Y9
+	VCVTDQ2PS Y9, Y9
+	VCVTPH2PS 0(SI), Y10
+	VBROADCASTSS (DI), Y8
+	VMULPS Y8, Y10, Y8
+	VFMADD231PS Y9, Y8, Y15
+	ADDQ $272, SI
+	ADDQ $36, DI
+	ADDQ $4, R13
+	DECQ DX
+	JNZ q80x8VNNI1block
+	MOVQ 56(R8), AX
+	VMOVUPS Y15, (AX)
+	VZEROUPPER
+	RET
+
+// func q80x8VNNI1AsAVX2(p *x8mmArgs)
+//
+// q80x8VNNI for one token (p.ntok and p.ldo unused), decode's matrix-vector
+// product: the same integer block sums and the same float operations in the
+// same order, so the same result bit for bit, but with the float sum kept
+// in a register, the 8 VPDPBUSD of a block in two independent chains and
+// the weights prefetched, so that it streams the matrix at the memory's
+// speed instead of waiting on one chain per block.
+TEXT ·q80x8VNNI1AsAVX2(SB), NOSPLIT, $0-8
+	MOVQ p+0(FP), R8
+	MOVQ 0(R8), SI
+	MOVQ 16(R8), DI
+	MOVQ 32(R8), R13
+	MOVQ 40(R8), DX
+	VXORPS Y15, Y15, Y15
+	VMOVDQU vn80<>(SB), Y14
+q80x8VNNI1AsAVX2block:
+	PREFETCHT0 4096(SI)
+	PREFETCHT0 4160(SI)
+	PREFETCHT0 4224(SI)
+	PREFETCHT0 4288(SI)
+	PREFETCHT0 4352(SI)
+	PREFETCHT0 4416(SI)
+	VPBROADCASTD (R13), Y9
+	VPXOR Y11, Y11, Y11
+	VPXOR 16(SI), Y14, Y0
+	VPXOR 48(SI), Y14, Y1
+	VPXOR 80(SI), Y14, Y2
+	VPXOR 112(SI), Y14, Y3
+	VPXOR 144(SI), Y14, Y4
+	VPXOR 176(SI), Y14, Y5
+	VPXOR 208(SI), Y14, Y6
+	VPXOR 240(SI), Y14, Y7
+	VPBROADCASTD 4(DI), Y8
+	VPAND vn7f<>(SB), Y0, Y12
+	VPMADDUBSW Y8, Y12, Y12
+	VPMADDWD ones16<>(SB), Y12, Y12
+	VPADDD Y12, Y9, Y9
+	VPAND vn80<>(SB), Y0, Y13
+	VPMADDUBSW Y8, Y13, Y13
+	VPMADDWD ones16<>(SB), Y13, Y13
+	VPADDD Y13, Y9, Y9
+	VPBROADCASTD 8(DI), Y8
+	VPAND vn7f<>(SB), Y1, Y12
+	VPMADDUBSW Y8, Y12, Y12
+	VPMADDWD ones16<>(SB), Y12, Y12
+	VPADDD Y12, Y11, Y11
+	VPAND vn80<>(SB), Y1, Y13
+	VPMADDUBSW Y8, Y13, Y13
+	VPMADDWD ones16<>(SB), Y13, Y13
+	VPADDD Y13, Y11, Y11
+	VPBROADCASTD 12(DI), Y8
+	VPAND vn7f<>(SB), Y2, Y12
+	VPMADDUBSW Y8, Y12, Y12
+	VPMADDWD ones16<>(SB), Y12, Y12
+	VPADDD Y12, Y9, Y9
+	VPAND vn80<>(SB), Y2, Y13
+	VPMADDUBSW Y8, Y13, Y13
+	VPMADDWD ones16<>(SB), Y13, Y13
+	VPADDD Y13, Y9, Y9
+	VPBROADCASTD 16(DI), Y8
+	VPAND vn7f<>(SB), Y3, Y12
+	VPMADDUBSW Y8, Y12, Y12
+	VPMADDWD ones16<>(SB), Y12, Y12
+	VPADDD Y12, Y11, Y11
+	VPAND vn80<>(SB), Y3, Y13
+	VPMADDUBSW Y8, Y13, Y13
+	VPMADDWD ones16<>(SB), Y13, Y13
+	VPADDD Y13, Y11, Y11
+	VPBROADCASTD 20(DI), Y8
+	VPAND vn7f<>(SB), Y4, Y12
+	VPMADDUBSW Y8, Y12, Y12
+	VPMADDWD ones16<>(SB), Y12, Y12
+	VPADDD Y12, Y9, Y9
+	VPAND vn80<>(SB), Y4, Y13
+	VPMADDUBSW Y8, Y13, Y13
+	VPMADDWD ones16<>(SB), Y13, Y13
+	VPADDD Y13, Y9, Y9
+	VPBROADCASTD 24(DI), Y8
+	VPAND vn7f<>(SB), Y5, Y12
+	VPMADDUBSW Y8, Y12, Y12
+	VPMADDWD ones16<>(SB), Y12, Y12
+	VPADDD Y12, Y11, Y11
+	VPAND vn80<>(SB), Y5, Y13
+	VPMADDUBSW Y8, Y13, Y13
+	VPMADDWD ones16<>(SB), Y13, Y13
+	VPADDD Y13, Y11, Y11
+	VPBROADCASTD 28(DI), Y8
+	VPAND vn7f<>(SB), Y6, Y12
+	VPMADDUBSW Y8, Y12, Y12
+	VPMADDWD ones16<>(SB), Y12, Y12
+	VPADDD Y12, Y9, Y9
+	VPAND vn80<>(SB), Y6, Y13
+	VPMADDUBSW Y8, Y13, Y13
+	VPMADDWD ones16<>(SB), Y13, Y13
+	VPADDD Y13, Y9, Y9
+	VPBROADCASTD 32(DI), Y8
+	VPAND vn7f<>(SB), Y7, Y12
+	VPMADDUBSW Y8, Y12, Y12
+	VPMADDWD ones16<>(SB), Y12, Y12
+	VPADDD Y12, Y11, Y11
+	VPAND vn80<>(SB), Y7, Y13
+	VPMADDUBSW Y8, Y13, Y13
+	VPMADDWD ones16<>(SB), Y13, Y13
+	VPADDD Y13, Y11, Y11
+	VPADDD Y11, Y9, Y9
+	VCVTDQ2PS Y9, Y9
+	VCVTPH2PS 0(SI), Y10
+	VBROADCASTSS (DI), Y8
+	VMULPS Y8, Y10, Y8
+	VFMADD231PS Y9, Y8, Y15
+	ADDQ $272, SI
+	ADDQ $36, DI
+	ADDQ $4, R13
+	DECQ DX
+	JNZ q80x8VNNI1AsAVX2block
+	MOVQ 56(R8), AX
+	VMOVUPS Y15, (AX)
 	VZEROUPPER
 	RET

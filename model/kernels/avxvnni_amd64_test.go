@@ -19,7 +19,7 @@ func twinLevels() []level {
 	if avxvnniErr == nil || !hasLevel("avx2") {
 		return nil
 	}
-	return []level{{name: "avxvnni-as-avx2", tab: newAVXVNNITable(avx2Table, vnniKernels{q4kx8: q4kx8VNNIAsAVX2, q6kx8: q6kx8VNNIAsAVX2, q80x8: q80x8VNNIAsAVX2}), invariant: true}}
+	return []level{{name: "avxvnni-as-avx2", tab: newAVXVNNITable(avx2Table, vnniKernels{q4kx8: q4kx8VNNIAsAVX2, q6kx8: q6kx8VNNIAsAVX2, q80x8: q80x8VNNIAsAVX2, q80x81: q80x8VNNI1AsAVX2}), invariant: true}}
 }
 
 // TestAVXVNNIEncodings disassembles every byte-encoded instruction of the
@@ -32,8 +32,9 @@ func TestAVXVNNIEncodings(t *testing.T) {
 // TestAVXVNNIBatchInvariant: at the avxvnni level (its AVX2 twin on a CPU
 // without AVX-VNNI) the products of interleaved Q4_K, Q6_K and Q8_0 matrices give
 // every token bit for bit the same result whether it comes alone
-// (MatVec*x8), in 4 or in batches of any size over several token tiles
-// (MatMul*x8), since all of them run the same kernel.
+// (MatVec*x8: the avx2 level's Q4_K and Q6_K kernels, q80x8VNNI1), in 4 or
+// in batches of any size over several token tiles (MatMul*x8: the VNNI
+// kernels).
 func TestAVXVNNIBatchInvariant(t *testing.T) {
 	l := level{name: "avxvnni", tab: newAVXVNNITable(avx2Table, vnniAsm)}
 	if avxvnniErr != nil {

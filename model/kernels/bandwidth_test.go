@@ -15,8 +15,9 @@ import (
 // figures are compared with: every thread streams its own 256 MB matrix
 // (far larger than any cache) through a kernel, all threads at once. "f32"
 // is the plain read rate (MatVecF32 does one FMA per 4 bytes); the others
-// show how close each weight type's kernel comes to it. GB/s counts the
-// bytes of all threads.
+// show how close each weight type's kernel comes to it ("_x8": the
+// interleaved layout the repack makes, which "q8_0_x8" is only at the levels
+// that repack Q8_0). GB/s counts the bytes of all threads.
 func BenchmarkStreamRead(b *testing.B) {
 	const per = 256 << 20
 	const k = 2048
@@ -33,6 +34,11 @@ func BenchmarkStreamRead(b *testing.B) {
 		{"q8_0", quant.Q8_0.RowSize(k), func(w []byte, rows int, out []float32) { MatVecQ8_0(w, rows, q80[:], out) }},
 		{"q4_k_x8", quant.Q4_K.RowSize(k), func(w []byte, rows int, out []float32) { MatVecQ4Kx8(w, rows, q8k[:], out) }},
 		{"q6_k_x8", quant.Q6_K.RowSize(k), func(w []byte, rows int, out []float32) { MatVecQ6Kx8(w, rows, q8k[:], out) }},
+	}
+	if RepackPays(quant.Q8_0) { // the levels that decode Q8_0 from the interleaved layout
+		kinds = append(kinds, kinds[2])
+		kinds[len(kinds)-1].name = "q8_0_x8"
+		kinds[len(kinds)-1].mv = func(w []byte, rows int, out []float32) { MatVecQ8_0x8(w, rows, q80[:], out) }
 	}
 	for _, threads := range []int{1, 2} {
 		for _, kd := range kinds {

@@ -148,8 +148,9 @@ def q4kx8(name, emu):
 // them with its activation dwords broadcast; the sub-block sum is scaled by
 // the rows' 6-bit scales as dwords (VPMULLD) and summed per block
 // (|sum| < 2^31). Per block and token the float sum gets
-// (d*D)*isum - (dmin*D)*sum_j m_j*bsum_j (VPDPWSSD), so a token's result
-// does not depend on the other tokens of the tile.""")
+// -(dmin*D)*sum_j m_j*bsum_j (VPDPWSSD), then (d*D)*isum, in the order of
+// q4kx8AVX2 (which the level runs for one token), so a token's result
+// depends neither on the other tokens of the tile nor on the kernel.""")
     prologue(name, "SI", (ISUM, FSUM))
     e(f"{name}block:")
     # Scale byte planes k (8 rows each) at 32+8k: Y0 = planes 0-3, Y1 =
@@ -198,8 +199,10 @@ def q4kx8(name, emu):
         e(f"VPBROADCASTD {4 * p}(R12), Y8")
         vnni("wssd", 3, 4 + p, 8, emu, 12)
     e("VCVTDQ2PS Y3, Y3")
+    # The mins first, as q4kx8AVX2 does: the level runs that kernel for one
+    # token, and both must give a token the same float sum.
     e(f"VMOVUPS {FSUM - ISUM}(R10), Y9")
-    e("VFMADD231PS Y2, Y0, Y9"); e("VFNMADD231PS Y3, Y1, Y9")
+    e("VFNMADD231PS Y3, Y1, Y9"); e("VFMADD231PS Y2, Y0, Y9")
     e(f"VMOVUPS Y9, {FSUM - ISUM}(R10)")
     e("VPXOR Y2, Y2, Y2"); e("VMOVDQU Y2, (R10)")
     e("ADDQ R9, AX"); e("ADDQ $32, R10"); e("ADDQ R11, R12"); e("DECQ CX"); e(f"JNZ {name}fin")
@@ -296,12 +299,49 @@ def q80x8(name, emu):
     store(name)
 
 
+def q80x8one(name, emu):
+    o.append(f"""
+// func {name}(p *x8mmArgs)
+//
+// q80x8VNNI for one token (p.ntok and p.ldo unused), decode's matrix-vector
+// product: the same integer block sums and the same float operations in the
+// same order, so the same result bit for bit, but with the float sum kept
+// in a register, the 8 VPDPBUSD of a block in two independent chains and
+// the weights prefetched, so that it streams the matrix at the memory's
+// speed instead of waiting on one chain per block.""")
+    o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-8")
+    e("MOVQ p+0(FP), R8")
+    e("MOVQ 0(R8), SI"); e("MOVQ 16(R8), DI"); e("MOVQ 32(R8), R13"); e("MOVQ 40(R8), DX")
+    e("VXORPS Y15, Y15, Y15"); e("VMOVDQU vn80<>(SB), Y14")
+    e(f"{name}block:")
+    for off in range(0, 272 + 63, 64):
+        e(f"PREFETCHT0 {X8PF + off}(SI)")
+    e("VPBROADCASTD (R13), Y9"); e("VPXOR Y11, Y11, Y11")
+    for i in range(8):
+        e(f"VPXOR {16 + 32 * i}(SI), Y14, Y{i}")
+    for i in range(8):
+        e(f"VPBROADCASTD {4 + 4 * i}(DI), Y8")
+        vnni("busd", 9 if i % 2 == 0 else 11, i, 8, emu, 12, 13)
+    e("VPADDD Y11, Y9, Y9"); e("VCVTDQ2PS Y9, Y9")
+    e("VCVTPH2PS 0(SI), Y10"); e("VBROADCASTSS (DI), Y8"); e("VMULPS Y8, Y10, Y8")
+    e("VFMADD231PS Y9, Y8, Y15")
+    e("ADDQ $272, SI"); e("ADDQ $36, DI"); e("ADDQ $4, R13"); e("DECQ DX"); e(f"JNZ {name}block")
+    e("MOVQ 56(R8), AX"); e("VMOVUPS Y15, (AX)")
+    e("VZEROUPPER"); e("RET")
+
+
+# Bytes ahead that the one-token kernel prefetches the weights (the avx2
+# kernels' X8PF).
+X8PF = 4096
+
 q4kx8("q4kx8VNNI", False)
 q4kx8("q4kx8VNNIAsAVX2", True)
 q6kx8("q6kx8VNNI", False)
 q6kx8("q6kx8VNNIAsAVX2", True)
 q80x8("q80x8VNNI", False)
 q80x8("q80x8VNNIAsAVX2", True)
+q80x8one("q80x8VNNI1", False)
+q80x8one("q80x8VNNI1AsAVX2", True)
 
 d = "\n".join(f"#define {n} {'; '.join(f'BYTE $0x{b:02X}' for b in bs)} // {m}" for n, (bs, m) in sorted(defs.items()))
 text = "\n".join(o).replace("@DEFS@", "\n" + d + "\n")
