@@ -250,7 +250,7 @@ func q80packZ(src *byte, idx *int32, nb int, dst *byte)
 func q80mmAVX512(p *q80mmArgs)
 
 //go:noescape
-func q80negSumsZ(a *quant.BlockQ8_0, n int, out *int32)
+func q80NegSums(a *quant.BlockQ8_0, n int, out *int32)
 
 // q80Scratch is q80mmZ's working memory.
 type q80Scratch struct {
@@ -273,7 +273,7 @@ func q80mmZ(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 		s.pk = grow(s.pk, 576*nb+64)
 		pk := unsafe.Add(unsafe.Pointer(&s.pk[0]), (64-uintptr(unsafe.Pointer(&s.pk[0]))&63)&63)
 		s.nc = grow(s.nc, len(a))
-		q80negSumsZ(&a[0], len(a), &s.nc[0])
+		q80NegSums(&a[0], len(a), &s.nc[0])
 		var idx [16]int32
 		for r := range idx {
 			idx[r] = int32(r * rb)

@@ -188,11 +188,12 @@ q80out:
 	VZEROUPPER
 	RET
 
-// func q80negSumsZ(a *quant.BlockQ8_0, n int, out *int32)
+// func q80NegSums(a *quant.BlockQ8_0, n int, out *int32)
 //
 // out[i] = -128 * the sum of a[i]'s 32 quants, the correction of the
 // biased weights: (q ^ 0x80) sums unsigned with VPSADBW, less 32*128.
-TEXT ·q80negSumsZ(SB), NOSPLIT, $0-24
+// AVX2 only: the avxvnni level's Q8_0 kernels need the same sums.
+TEXT ·q80NegSums(SB), NOSPLIT, $0-24
 	MOVQ a+0(FP), SI
 	MOVQ n+8(FP), CX
 	MOVQ out+16(FP), DI

@@ -68,13 +68,7 @@ func q80x8V(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 	rb := nb * quant.BlockQ8_0Size
 	s := q80Pool.Get().(*q80Scratch)
 	s.nc = grow(s.nc, len(a))
-	for i := range a {
-		var sum int32
-		for _, q := range a[i].Qs {
-			sum += int32(q)
-		}
-		s.nc[i] = -128 * sum
-	}
+	q80NegSums(&a[0], len(a), &s.nc[0])
 	scr := mmPool.Get().(*mmScratch)
 	p := x8mmArgs{astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, scr: scr.buf()}
 	for t0 := 0; t0 < b; t0 += mmTile {
