@@ -242,6 +242,10 @@ func BenchmarkGemm(b *testing.B) {
 			b.Fatal(err)
 		}
 		w8 := makeWeights(r, layouts[quant.Q8_0], k/32, rows, modeNormal)
+		w8x := make([]byte, len(w8))
+		if err := Repack(quant.Q8_0, w8x, w8, rows, k); err != nil {
+			b.Fatal(err)
+		}
 		// Weights like a model's (no subnormals: random bytes would make
 		// 1 in 128 of them subnormal, and every level would measure the
 		// CPU's microcode assists instead of its kernel).
@@ -272,6 +276,7 @@ func BenchmarkGemm(b *testing.B) {
 			{"Q6_K", w6, func() { MatMulQ6K(w6, rows, ak, toks, out, rows) }},
 			{"Q6_Kx8", w6x, func() { MatMulQ6Kx8(w6x, rows, ak, toks, out, rows) }},
 			{"Q8_0", w8, func() { MatMulQ8_0(w8, rows, a8, toks, out, rows) }},
+			{"Q8_0x8", w8x, func() { MatMulQ8_0x8(w8x, rows, a8, toks, out, rows) }},
 			{"BF16", wb, func() { MatMulBF16(wb, rows, x, toks, out, rows) }},
 		}
 		for _, l := range Levels() {
@@ -284,6 +289,9 @@ func BenchmarkGemm(b *testing.B) {
 						b.Fatal(err)
 					}
 					defer SetISA(Levels()[len(Levels())-1])
+					if c.name == "Q8_0x8" && !RepackPays(quant.Q8_0) {
+						b.Skip("this level keeps Q8_0 in the file's layout")
+					}
 					runtime.LockOSThread()
 					defer runtime.UnlockOSThread()
 					cpu0 := threadCPU()
