@@ -62,9 +62,11 @@ func newAVX512Table(hasBF16 bool) table {
 	t.q4kmm = q4kmmZ
 	t.q6kmm = q6kmmZ
 	t.bf16mm = bf16mmZ
-	t.q4kx8 = func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
-		x8One(w, rows, a, out, quant.BlockQ4_KSize, q4kx8mmAVX512, avx2Table.q4kx8)
-	}
+	// One token (decode) keeps the avx2 kernels of the interleaved types,
+	// which stream the matrix at the memory's speed; the matrix-matrix
+	// kernel with a one-token tile was ~25 % faster from L2 on a Sapphire
+	// Rapids host, but reads DRAM at half their rate on Zen 5
+	// (docs/PERFORMANCE.md, "avxvnni level").
 	// The AVX-512 attention row kernels (amx_amd64.go) need only AVX-512F.
 	attn512(&t)
 	t.expSum = func(x []float32, scale, mx float32) float64 {
@@ -370,36 +372,6 @@ func bf16PeakZ(n int)
 //
 //go:noescape
 func fmaPeakZ(n int)
-
-// x8One is the avx512 one-token product of an interleaved matrix: the
-// matrix-matrix kernel with a tile of one token (16 rows per zmm, fewer
-// instructions per weight than the AVX2 kernel); a leftover 8-row group
-// goes to the AVX2 kernel. Measured for Q4_K: ~25 % faster from L2, the
-// same or slightly faster from DRAM, where both stream at the core's read
-// rate. For Q6_K it was slower from DRAM (its four unpacking passes per
-// block are not shared by other tokens), so Q6_K keeps the AVX2 kernel.
-func x8One(w []byte, rows int, a []quant.BlockQ8K, out []float32, bsize int, kern func(*x8mmArgs), below func([]byte, int, []quant.BlockQ8K, []float32)) {
-	nb := len(a)
-	rb := nb * bsize
-	r16 := rows &^ 15
-	if r16 > 0 {
-		s := mmPool.Get().(*mmScratch)
-		p := x8mmArgs{gstride: Interleave * rb, astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ntok: 1, ldo: 4 * rows, scr: s.buf(), a: unsafe.Pointer(&a[0])}
-		if bsize == quant.BlockQ4_KSize {
-			s.bs = subSums(s.bs, a)
-			p.bs = unsafe.Pointer(&s.bs[0])
-		}
-		for r0 := 0; r0 < r16; r0 += 16 {
-			p.w = unsafe.Pointer(&w[r0*rb])
-			p.out = unsafe.Pointer(&out[r0])
-			kern(&p)
-		}
-		mmPool.Put(s)
-	}
-	if r16 < rows {
-		below(w[r16*rb:], rows-r16, a, out[r16:])
-	}
-}
 
 // expSumZ is ExpSum for n > 0 (softmax512_amd64.s).
 //
