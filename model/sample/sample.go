@@ -16,6 +16,7 @@ import (
 	"slices"
 
 	"github.com/droidgo/droidgo/model"
+	"github.com/droidgo/droidgo/model/kernels"
 )
 
 // ErrNoToken reports that the constraint allowed no token at all.
@@ -27,6 +28,7 @@ type Sampler struct {
 	rng  *rand.Rand
 	cand []cand
 	ws   []wcand
+	e    []float32 // the weights of every token, before they are ws
 }
 
 type cand struct {
@@ -187,7 +189,8 @@ func selectTop(c []cand, n int) {
 // the allowed tokens.
 func (s *Sampler) sample(logits []float32, allowed func(int) bool) (int, error) {
 	t := float64(s.cfg.Temperature)
-	maxL := logits[argmax(logits)]
+	best := argmax(logits)
+	maxL := logits[best]
 	weight := func(l float32) float64 { return math.Exp(float64(l-maxL) / t) }
 	s.ws = s.ws[:0]
 	if k := s.cfg.TopK; k > 0 && k < len(logits) {
@@ -195,8 +198,15 @@ func (s *Sampler) sample(logits []float32, allowed func(int) bool) (int, error) 
 			s.ws = append(s.ws, wcand{c.id, weight(c.logit)})
 		}
 	} else {
-		for i, v := range logits {
-			s.ws = append(s.ws, wcand{i, weight(v)})
+		// Every logit's exp at once, vectorised (kernels.ExpSum: float32,
+		// within a few ulps of math.Exp, 0 below e^-87): with math.Exp
+		// it was half of a flat distribution's 2.5 ms, 8 % of a decoded
+		// token on Zen 5.
+		s.e = append(s.e[:0], logits...)
+		kernels.ExpSum(s.e, float32(1/t), maxL*float32(1/t))
+		s.e[best] = 1
+		for i, w := range s.e {
+			s.ws = append(s.ws, wcand{i, float64(w)})
 		}
 	}
 	if mp := s.cfg.MinP; mp > 0 && mp <= 1 {
