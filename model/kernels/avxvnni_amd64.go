@@ -19,10 +19,11 @@ import (
 // bit for bit the same result but streams the matrix at the memory's speed:
 // the avx2 level's q4kx8AVX2 and q6kx8AVX2 (the VNNI kernels finish a block
 // in their order), and q80x8VNNI1; 4 tokens of Q4_K run q4kx8AVX2x4. So
-// a token's result does not depend on the batch it comes in. Matrices still in the file's layout (before the
-// background repack) keep the avx2 kernels for every batch size, for the
-// same reason. On CPUs with AVX-512 as well, the avx512 and amx levels are
-// above it (DROIDGO_ISA=avxvnni selects it there).
+// a token's result does not depend on the batch it comes in. Matrices
+// still in the file's layout (before the background repack) keep the avx2
+// kernels for every batch size, for the same reason. On CPUs with AVX-512
+// as well, the avx512 and amx levels are above it (DROIDGO_ISA=avxvnni
+// selects it there).
 
 // avxvnniErr says why the avxvnni level is missing (nil when it is offered).
 var avxvnniErr error
@@ -46,7 +47,7 @@ var vnniAsm = vnniKernels{q4kx8: q4kx8VNNI, q6kx8: q6kx8VNNI, q80x8: q80x8VNNI, 
 
 // newAVXVNNITable returns the avxvnni level's table: below (the avx2
 // table, whose one-token Q4_K and Q6_K kernels and 4-token Q4_K kernel it
-// keeps: faster on Zen 5, BenchmarkGemm b=8 102 against 76-85 GMAC/s) with
+// keeps: faster on Zen 5, BenchmarkGemm b=8 115-120 against 76-85 GMAC/s) with
 // the kernels of k.
 func newAVXVNNITable(below table, k vnniKernels) table {
 	t := below

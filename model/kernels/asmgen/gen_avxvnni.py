@@ -186,7 +186,7 @@ def q4kx8(name, emu):
             e("VPADDD Y11, Y9, Y9")
             e("VPMULLD Y10, Y9, Y9"); e("VPADDD (R10), Y9, Y9"); e("VMOVDQU Y9, (R10)")
             e("ADDQ R9, AX"); e("ADDQ $32, R10"); e("DECQ CX"); e(f"JNZ {lbl}")
-    # Per token: fsum += (d*D)*isum - (dmin*D)*msum; isum = 0.
+    # Per token: fsum -= (dmin*D)*msum, then fsum += (d*D)*isum; isum = 0.
     e("VCVTPH2PS 0(SI), Y10"); e("VCVTPH2PS 16(SI), Y11")
     for p in range(4):
         # dword r of Y4+p: the words [m_2p, m_2p+1] of row r, for the
