@@ -67,6 +67,14 @@ func newAVX512Table(hasBF16 bool) table {
 	// kernel with a one-token tile was ~25 % faster from L2 on a Sapphire
 	// Rapids host, but reads DRAM at half their rate on Zen 5
 	// (docs/PERFORMANCE.md, "avxvnni level").
+	// BF16 decode with more FMA chains than the avx2 kernel's one per row.
+	t.bf16 = func(w []byte, rows int, x []float32, out []float32) {
+		if len(x)%32 != 0 {
+			avx2Table.bf16(w, rows, x, out)
+			return
+		}
+		twoStreams(w, rows, 2*len(x), x, out, bf16Zh2, bf16AVX2)
+	}
 	// The AVX-512 attention row kernels (amx_amd64.go) need only AVX-512F.
 	attn512(&t)
 	t.expSum = func(x []float32, scale, mx float32) float64 {
@@ -372,6 +380,12 @@ func bf16PeakZ(n int)
 //
 //go:noescape
 func fmaPeakZ(n int)
+
+// bf16Zh2 is bf16AVX2h2 in zmm registers, for n a multiple of 32
+// (bf16mvz_amd64.s).
+//
+//go:noescape
+func bf16Zh2(w *byte, x *float32, n, half int, out *float32)
 
 // expSumZ is ExpSum for n > 0 (softmax512_amd64.s).
 //
