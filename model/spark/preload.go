@@ -1,6 +1,7 @@
 package spark
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -45,15 +46,74 @@ type moved struct {
 	x8 bool
 }
 
-// piece is a range of rows of one weight copied by one worker.
+// piece is a range of rows of one weight copied by one worker: rows r0 to
+// r1 of the i-th weight moved.
 type piece struct {
 	*moved
-	r0, r1 int
+	i, r0, r1 int
 }
 
 // pieceBytes bounds a piece so that the workers share big matrices and the
 // file pages are released soon after they are copied.
 const pieceBytes = 4 << 20
+
+// cut splits the weights of mv into pieces of about pieceBytes, each a
+// whole multiple of align rows (the last of a weight excepted).
+func cut(mv []moved, align int) []piece {
+	var pieces []piece
+	for i := range mv {
+		w := mv[i].w
+		step := w.Rows
+		if rb := w.rowBytes; rb > 0 {
+			step = max(align, pieceBytes/rb/align*align)
+		}
+		for r := 0; r < w.Rows; r += step {
+			pieces = append(pieces, piece{&mv[i], i, r, min(w.Rows, r+step)})
+		}
+	}
+	return pieces
+}
+
+// runPieces runs do over the pieces, in their order, on up to workers
+// goroutines, and returns the first error of do, or ctx's once it is done
+// (the pieces not started by then are not run).
+func runPieces(ctx context.Context, workers int, pieces []piece, do func(piece) error) error {
+	var (
+		mu    sync.Mutex
+		next  int
+		first error
+		wg    sync.WaitGroup
+	)
+	for range max(1, min(workers, len(pieces))) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if first == nil {
+					first = ctx.Err()
+				}
+				i := next
+				next++
+				stop := first != nil || i >= len(pieces)
+				mu.Unlock()
+				if stop {
+					return
+				}
+				if err := do(pieces[i]); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
 
 func (m *Model) preload() (int64, error) {
 	ws := m.weights()
@@ -68,48 +128,24 @@ func (m *Model) preload() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("preload weights: %w", err)
 	}
-	var pieces []piece
 	mv := make([]moved, len(ws))
 	off := 0
 	for i, w := range ws {
 		n := len(w.Data)
 		mv[i] = moved{w: w, nd: buf[off : off+n : off+n]}
 		off += (n + 63) &^ 63
-		step := w.Rows
-		if w.rowBytes > 0 {
-			step = max(1, pieceBytes/w.rowBytes)
-		}
-		for r := 0; r < w.Rows; r += step {
-			pieces = append(pieces, piece{&mv[i], r, min(w.Rows, r+step)})
-		}
 	}
+	pieces := cut(mv, 1)
 	// Page faults of the fresh memory dominate, and they scale with threads.
-	var next int
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(pieces)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(pieces) {
-					return
-				}
-				p := pieces[i]
-				rb := p.w.rowBytes
-				src, dst := p.w.Data[p.r0*rb:p.r1*rb], p.nd[p.r0*rb:p.r1*rb]
-				copy(dst, src)
-				if m.mapped {
-					releasePages(src)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	runPieces(context.Background(), runtime.GOMAXPROCS(0), pieces, func(p piece) error {
+		rb := p.w.rowBytes
+		src := p.w.Data[p.r0*rb : p.r1*rb]
+		copy(p.nd[p.r0*rb:p.r1*rb], src)
+		if m.mapped {
+			releasePages(src)
+		}
+		return nil
+	})
 	for _, d := range mv {
 		if unsafe.SliceData(m.Output.Data) == unsafe.SliceData(d.w.Data) {
 			m.Output.Data = d.nd // the tied head
