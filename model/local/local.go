@@ -203,9 +203,9 @@ func Open(path string, opts Options) (*Backend, error) {
 	}
 	// The repack starts at once, on every core, and the first forward pass
 	// waits for it (0.3-0.5 s for the 1.7B Q4_K_M on a 2-core Zen 5), so the
-	// first step never shares the CPU
-	// with it and every token is computed in one layout: a repack landing
-	// mid-run would change a turn's numbers depending on timing.
+	// first step never shares the CPU with it and every token is computed
+	// in one layout: a repack landing mid-run would change a turn's numbers
+	// depending on timing.
 	if _, err := m.StartRepackNow(); err != nil {
 		b.warn(fmt.Sprintf("weights not repacked: %v", err))
 		b.repacked.Store(true)
