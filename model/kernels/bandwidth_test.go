@@ -31,14 +31,17 @@ func BenchmarkStreamRead(b *testing.B) {
 	}{
 		{"f32", 4 * k, func(w []byte, rows int, out []float32) { MatVecF32(w, rows, x, out) }},
 		{"bf16", 2 * k, func(w []byte, rows int, out []float32) { MatVecBF16(w, rows, x, out) }},
+		{"f16", 2 * k, func(w []byte, rows int, out []float32) { MatVecF16(w, rows, x, out) }},
 		{"q8_0", quant.Q8_0.RowSize(k), func(w []byte, rows int, out []float32) { MatVecQ8_0(w, rows, q80[:], out) }},
 		{"q4_k_x8", quant.Q4_K.RowSize(k), func(w []byte, rows int, out []float32) { MatVecQ4Kx8(w, rows, q8k[:], out) }},
 		{"q6_k_x8", quant.Q6_K.RowSize(k), func(w []byte, rows int, out []float32) { MatVecQ6Kx8(w, rows, q8k[:], out) }},
 	}
 	if RepackPays(quant.Q8_0) { // the levels that decode Q8_0 from the interleaved layout
-		kinds = append(kinds, kinds[2])
-		kinds[len(kinds)-1].name = "q8_0_x8"
-		kinds[len(kinds)-1].mv = func(w []byte, rows int, out []float32) { MatVecQ8_0x8(w, rows, q80[:], out) }
+		kinds = append(kinds, struct {
+			name     string
+			rowBytes int
+			mv       func(w []byte, rows int, out []float32)
+		}{"q8_0_x8", quant.Q8_0.RowSize(k), func(w []byte, rows int, out []float32) { MatVecQ8_0x8(w, rows, q80[:], out) }})
 	}
 	for _, threads := range []int{1, 2} {
 		for _, kd := range kinds {
