@@ -11,8 +11,30 @@ import (
 
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/chat"
+	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/droidgo/droidgo/model/local/localtest"
 )
+
+// atInvariantLevel runs the rest of the test at the highest kernel level of
+// this CPU that claims batch invariance (kernels.BatchInvariant; generic
+// always does): only there is a turn's every token independent of the turns
+// beside it, bit for bit. Elsewhere (avx512, amx, arm64) a token's last bits
+// depend on how many tokens its pass held, and a greedy or sampled token can
+// follow them.
+func atInvariantLevel(t *testing.T) {
+	t.Helper()
+	orig := kernels.ISA()
+	t.Cleanup(func() { kernels.SetISA(orig) })
+	ls := kernels.Levels()
+	for i := len(ls) - 1; i >= 0; i-- {
+		if err := kernels.SetISA(ls[i]); err != nil {
+			t.Fatal(err)
+		}
+		if kernels.BatchInvariant() {
+			return
+		}
+	}
+}
 
 // manyRequests are agent turns with different histories and sampling: the
 // same fixed prefix, then their own tokens.
@@ -54,6 +76,7 @@ func runAll(t *testing.T, b *Backend, reqs []model.ChatRequest) []turnOut {
 // alone (greedy and seeded sampling, constrained answers, thinking closed
 // by a budget), and the fixed prefix is computed once for all of them.
 func TestConcurrentTurnsMatchAlone(t *testing.T) {
+	atInvariantLevel(t)
 	path := localtest.Model(t, 2)
 	reqs := manyRequests(6)
 	b := open(t, path, Options{})
@@ -86,6 +109,7 @@ func TestConcurrentTurnsMatchAlone(t *testing.T) {
 // Best of N: the same request N times at once (different seeds) computes
 // the prompt once; with the same seed the N turns are the same turn.
 func TestSamePromptComputedOnce(t *testing.T) {
+	atInvariantLevel(t)
 	path := localtest.Model(t, 3)
 	b := open(t, path, Options{})
 	req := agentRequest([]string{"tap index 2"}, true)
