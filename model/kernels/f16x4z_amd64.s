@@ -59,14 +59,6 @@
 	VFMADD231PS Z22, Z19, Z14 \
 	VFMADD231PS Z23, Z19, Z15
 
-// Token t's 4 row sums in x to out[t*ldo+r..r+3] at m, added to what is
-// there with acc.
-#define PUT4(x, m) \
-	CMPB acc+64(FP), $0 \
-	JEQ  2(PC) \
-	VADDPS m, x, x \
-	VMOVUPS x, m
-
 TEXT ·f16x4Z(SB), NOSPLIT, $0-65
 	MOVQ w+0(FP), R14
 	MOVQ ws+8(FP), R15
@@ -163,10 +155,20 @@ quadsum:
 	REDUCE4(Y1, Y5, Y9, Y13, X1, X5)
 	REDUCE4(Y2, Y6, Y10, Y14, X2, X6)
 	REDUCE4(Y3, Y7, Y11, Y15, X3, X7)
-	PUT4(X0, (R8))
-	PUT4(X1, (R8)(R10*1))
-	PUT4(X2, (R8)(R10*2))
-	PUT4(X3, (R8)(R11*1))
+	// All four outputs are read before any is written: with ldo = 0 they
+	// are one place (matVecFloatLong's four copies of a token).
+	CMPB acc+64(FP), $0
+	JEQ  quadput
+	VADDPS (R8), X0, X0
+	VADDPS (R8)(R10*1), X1, X1
+	VADDPS (R8)(R10*2), X2, X2
+	VADDPS (R8)(R11*1), X3, X3
+
+quadput:
+	VMOVUPS X0, (R8)
+	VMOVUPS X1, (R8)(R10*1)
+	VMOVUPS X2, (R8)(R10*2)
+	VMOVUPS X3, (R8)(R11*1)
 	LEAQ (R14)(R15*4), R14
 	ADDQ $16, R8
 	SUBQ $4, DX

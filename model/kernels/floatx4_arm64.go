@@ -22,32 +22,37 @@ func neonFloatX4(k func(*byte, int, *float32, int, int, int, *float32, int, bool
 		if pairs > 0 && n8 > 0 {
 			k(&w[0], ws, &x[0], xs, n8, pairs, &out[0], ldo, acc)
 		}
+		// Every token's output is read before any is written: with ldo = 0
+		// the four are one place (matVecFloatLong's four copies of a token).
+		var s [4]float32
+		put := func(r int, add bool) {
+			if add {
+				for t := range s {
+					s[t] += out[t*ldo+r]
+				}
+			}
+			for t := range s {
+				out[t*ldo+r] = s[t]
+			}
+		}
 		if pairs > 0 && n8 < n {
 			for r := 0; r < pairs; r++ {
 				row := w[2*r*ws:]
-				for t := 0; t < 4; t++ {
+				for t := range s {
 					xt := x[t*xs:]
-					var s float32
+					s[t] = 0
 					for i := n8; i < n; i++ {
-						s += dec(uint16(row[2*i])|uint16(row[2*i+1])<<8) * xt[i]
-					}
-					if n8 > 0 || acc {
-						out[t*ldo+r] += s
-					} else {
-						out[t*ldo+r] = s
+						s[t] += dec(uint16(row[2*i])|uint16(row[2*i+1])<<8) * xt[i]
 					}
 				}
+				put(r, n8 > 0 || acc)
 			}
 		}
 		if r := rows - 1; rows&1 != 0 {
-			for t := 0; t < 4; t++ {
-				var s float32
-				mv(&w[2*r*ws], &x[t*xs], n, 1, &s)
-				if acc {
-					s += out[t*ldo+r]
-				}
-				out[t*ldo+r] = s
+			for t := range s {
+				mv(&w[2*r*ws], &x[t*xs], n, 1, &s[t])
 			}
+			put(r, acc)
 		}
 	}
 }

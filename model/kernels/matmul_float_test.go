@@ -19,21 +19,22 @@ type floatCodec struct {
 	ref   func([]byte, []float32) float32
 	round func([]float32)
 	mm    func([]byte, int, []float32, int, []float32, int)
+	mv    func([]byte, int, []float32, []float32)
 }
 
 var floatCodecs = []floatCodec{
 	{quant.F32, 4,
 		func(v float32) []byte { return binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)) },
 		func(b []byte) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(b)) },
-		quant.DotF32, func([]float32) {}, MatMulF32},
+		quant.DotF32, func([]float32) {}, MatMulF32, MatVecF32},
 	{quant.F16, 2,
 		func(v float32) []byte { return binary.LittleEndian.AppendUint16(nil, quant.FP32ToFP16(v)) },
 		func(b []byte) float32 { return quant.FP16ToFP32(binary.LittleEndian.Uint16(b)) },
-		quant.DotF16, quant.RoundF16, MatMulF16},
+		quant.DotF16, quant.RoundF16, MatMulF16, MatVecF16},
 	{quant.BF16, 2,
 		func(v float32) []byte { return binary.LittleEndian.AppendUint16(nil, quant.FP32ToBF16(v)) },
 		func(b []byte) float32 { return quant.BF16ToFP32(binary.LittleEndian.Uint16(b)) },
-		quant.DotBF16, quant.RoundBF16, MatMulBF16},
+		quant.DotBF16, quant.RoundBF16, MatMulBF16, MatVecBF16},
 }
 
 func codecOf(typ quant.Type) floatCodec {
@@ -87,10 +88,12 @@ func TestMatMulFloat(t *testing.T) {
 			}
 		}
 		// More rows than one panel (an odd count, so the last panel ends on
-		// a single row), and several K blocks with a tail in the last.
-		shapes = append(shapes, shape{1100, 131, 4}, shape{floatChunk + 1, 2, 4})
+		// a single row), and several K blocks with a tail in the last; one
+		// token of rows that long runs the 4-token kernel on four copies of
+		// itself writing one place (matVecFloatLong), in row quads too.
+		shapes = append(shapes, shape{1100, 131, 4}, shape{floatChunk + 1, 2, 4}, shape{floatChunk + 1, 5, 1})
 		if !testing.Short() {
-			shapes = append(shapes, shape{2053, 67, 9}, shape{floatChunk*2 + 13, 3, 5})
+			shapes = append(shapes, shape{2053, 67, 9}, shape{floatChunk*2 + 13, 3, 5}, shape{floatChunk*2 + 13, 6, 5})
 		}
 		for _, c := range floatCodecs {
 			for _, sh := range shapes {
@@ -145,6 +148,17 @@ func TestMatMulFloat(t *testing.T) {
 					}
 					if math.Float32bits(out[b*ldo]) != pad {
 						t.Errorf("%v n=%d rows=%d b=%d: wrote past the last output", c.typ, n, rows, b)
+					}
+					if b == 1 {
+						// The one-token product over all rows at once: a
+						// batch of one may reach it a row at a time.
+						mv := make([]float32, rows)
+						c.mv(w, rows, x, mv)
+						for i, got := range mv {
+							row := w[i*rb : (i+1)*rb]
+							what := fmt.Sprintf("%v %s n=%d rows=%d one token row %d", c.typ, special, n, rows, i)
+							check(t, what, got, c.ref(row, x), magFloat(c.typ, row, x), exact)
+						}
 					}
 				}
 			}
