@@ -73,7 +73,7 @@ func newAVX512Table(hasBF16 bool) table {
 			avx2Table.bf16(w, rows, x, out)
 			return
 		}
-		twoStreams(w, rows, 2*len(x), x, out, bf16Zh2, bf16AVX2)
+		twoStreams(w, rows, 2*len(x), x, out, bf16Zh2, bf16Z1)
 	}
 	// The AVX-512 attention row kernels (amx_amd64.go) need only AVX-512F.
 	attn512(&t)
@@ -386,6 +386,11 @@ func fmaPeakZ(n int)
 //
 //go:noescape
 func bf16Zh2(w *byte, x *float32, n, half int, out *float32)
+
+// bf16Z1 is bf16Zh2 one row at a time, summing each row as bf16Zh2 does.
+//
+//go:noescape
+func bf16Z1(w *byte, x *float32, n, rows int, out *float32)
 
 // expSumZ is ExpSum for n > 0 (softmax512_amd64.s).
 //

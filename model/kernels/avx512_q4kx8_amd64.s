@@ -156,7 +156,7 @@ mmtok:
 	SUBQ $1024, SI
 	SUBQ $256, DI
 
-	// Per token: fsum += d*D*isum - dmin*D*sum_j m_j*bs_j; isum = 0.
+	// Per token: fsum = fsum - dmin*D*sum_j m_j*bs_j + d*D*isum; isum = 0.
 	VMOVDQU 0(SI), X0
 	VINSERTI128 $1, 0(SI)(BX*1), Y0, Y0
 	VCVTPH2PS Y0, Z20
@@ -186,9 +186,11 @@ mmfin:
 	VPDPWSSD.BCST 8(R12), Z24, Z30
 	VPDPWSSD.BCST 12(R12), Z25, Z30
 	VCVTDQ2PS Z30, Z30
+	// The mins first, as q4kx8AVX2 (the level's one-token kernel) does,
+	// so a token's float sum does not depend on the kernel that made it.
 	VMOVUPS 4096(R10), Z0
-	VFMADD231PS Z29, Z27, Z0
 	VFNMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z29, Z27, Z0
 	VMOVUPS Z0, 4096(R10)
 	VMOVDQU32 Z1, (R10)
 	ADDQ R9, AX

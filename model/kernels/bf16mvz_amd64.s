@@ -2,6 +2,19 @@
 
 #include "textflag.h"
 
+// BZSUM(za, zb, ...): one row's two accumulators za and zb (zb is
+// clobbered) summed into lane 0 of xa, in the one order both kernels use.
+#define BZSUM(za, zb, ya, yb, xa, xb) \
+	VADDPS zb, za, za \
+	VEXTRACTF64X4 $1, za, yb \
+	VADDPS yb, ya, ya \
+	VEXTRACTF128 $1, ya, xb \
+	VADDPS xb, xa, xa \
+	VMOVHLPS xa, xa, xb \
+	VADDPS xb, xa, xa \
+	VPSHUFD $1, xa, xb \
+	VADDSS xb, xa, xa
+
 // func bf16Zh2(w *byte, x *float32, n, half int, out *float32)
 //
 // The avx512 level's one-token BF16 product (decode), rows r and r+half
@@ -54,28 +67,52 @@ bzloop:
 	SUBQ $32, CX
 	JNZ  bzloop
 
-	VADDPS Z1, Z0, Z0
-	VADDPS Z5, Z4, Z4
-	VEXTRACTF64X4 $1, Z0, Y1
-	VADDPS Y1, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VADDPS X1, X0, X0
-	VMOVHLPS X0, X0, X1
-	VADDPS X1, X0, X0
-	VPSHUFD $1, X0, X1
-	VADDSS X1, X0, X0
+	BZSUM(Z0, Z1, Y0, Y1, X0, X1)
 	VMOVSS X0, (R8)
-	VEXTRACTF64X4 $1, Z4, Y5
-	VADDPS Y5, Y4, Y4
-	VEXTRACTF128 $1, Y4, X5
-	VADDPS X5, X4, X4
-	VMOVHLPS X4, X4, X5
-	VADDPS X5, X4, X4
-	VPSHUFD $1, X4, X5
-	VADDSS X5, X4, X4
+	BZSUM(Z4, Z5, Y4, Y5, X4, X5)
 	VMOVSS X4, (R8)(R11*1)
 	ADDQ $4, R8
 	DECQ DX
 	JNZ  bzrow
+	VZEROUPPER
+	RET
+
+// func bf16Z1(w *byte, x *float32, n, rows int, out *float32)
+//
+// One row at a time with bf16Zh2's sums (two accumulators, the same
+// reduction), for the odd row of a range: a row's result must not depend
+// on the rows computed with it, since the threads cut the rows where they
+// may.
+TEXT ·bf16Z1(SB), NOSPLIT, $0-40
+	MOVQ w+0(FP), SI
+	MOVQ x+8(FP), R13
+	MOVQ n+16(FP), R9
+	MOVQ rows+24(FP), DX
+	MOVQ out+32(FP), R8
+
+b1row:
+	MOVQ R13, DI
+	MOVQ R9, CX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+
+b1loop:
+	PREFETCHT0 4096(SI)
+	VPMOVZXWD (SI), Z8
+	VPMOVZXWD 32(SI), Z9
+	VPSLLD $16, Z8, Z8
+	VPSLLD $16, Z9, Z9
+	VFMADD231PS (DI), Z8, Z0
+	VFMADD231PS 64(DI), Z9, Z1
+	ADDQ $64, SI
+	ADDQ $128, DI
+	SUBQ $32, CX
+	JNZ  b1loop
+
+	BZSUM(Z0, Z1, Y0, Y1, X0, X1)
+	VMOVSS X0, (R8)
+	ADDQ $4, R8
+	DECQ DX
+	JNZ  b1row
 	VZEROUPPER
 	RET

@@ -32,7 +32,11 @@ func archLevels() []level {
 		return ls
 	}
 	avx512Table := newAVX512Table(cpu.X86.HasAVX512BF16)
-	ls = append(ls, level{name: "avx512", tab: avx512Table})
+	// Its matrix-matrix kernels for the file layouts of the K-quants and
+	// Q8_0 and for F16/BF16, and its one-token BF16 kernel, sum in their
+	// own order (TestBatchInvariant checks every other product).
+	ls = append(ls, level{name: "avx512", tab: avx512Table, invariant: true, variant: []product{
+		{quant.Q4_K, false}, {quant.Q6_K, false}, {quant.Q8_0, false}, {quant.F16, false}, {quant.BF16, false}}})
 	if l, err := amxLevel(avx512Table); err != nil {
 		amxErr = err
 	} else {

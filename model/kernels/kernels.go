@@ -31,6 +31,7 @@ package kernels
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -107,8 +108,19 @@ type level struct {
 	name string
 	tab  table
 	// invariant: every batched product of the level gives each token
-	// exactly its one-token result (BatchInvariant).
+	// exactly its one-token result (BatchInvariant), except the products
+	// listed in variant, whose matrix-matrix kernels sum in their own
+	// order. A level that claims nothing (invariant false) was not, or
+	// could not be, checked.
 	invariant bool
+	variant   []product
+}
+
+// product is one kind of weight matrix: a type in the file's layout or,
+// x8, in the interleaved layout of repack.go.
+type product struct {
+	typ quant.Type
+	x8  bool
 }
 
 var (
@@ -116,6 +128,7 @@ var (
 	cur          table
 	curISA       string
 	curInvariant bool
+	curVariant   []product
 	envErr       error // what is wrong with DROIDGO_ISA, or nil
 )
 
@@ -172,7 +185,7 @@ func (e *ISAError) Error() string {
 func EnvError() error { return envErr }
 
 func use(l level) {
-	cur, curISA, curInvariant = l.tab, l.name, l.invariant
+	cur, curISA, curInvariant, curVariant = l.tab, l.name, l.invariant, l.variant
 }
 
 // ISA reports the instruction-set level in use, e.g. "avx2" or "dotprod".
@@ -187,7 +200,15 @@ func ISA() string { return curISA }
 // for reproducible results. TestBatchInvariant proves it for every level
 // that claims it; a level whose kernels were not (or could not be)
 // checked does not claim it.
-func BatchInvariant() bool { return curInvariant }
+func BatchInvariant() bool { return curInvariant && len(curVariant) == 0 }
+
+// BatchInvariantFor is BatchInvariant for the products of one weight type,
+// in the file's layout or (interleaved) in Repack's: a level may keep a
+// token independent of its batch for some types and not for others
+// (avx512: the interleaved K-quants and F32, not Q8_0, F16 or BF16).
+func BatchInvariantFor(typ quant.Type, interleaved bool) bool {
+	return curInvariant && !slices.Contains(curVariant, product{typ, interleaved})
+}
 
 // Levels lists the levels this CPU can run, lowest first ("generic" is always
 // first).

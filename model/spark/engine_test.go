@@ -191,11 +191,11 @@ func TestBatchingIsExact(t *testing.T) {
 		if err := kernels.SetISA(isa); err != nil {
 			t.Fatal(err)
 		}
+		m := randomModel(t, "tiny", "q8_0", 5)
 		tol0, tol := 0.0, 0.0
-		if !kernels.BatchInvariant() {
+		if !m.BatchInvariant() {
 			tol0, tol = 1e-4, 0.5 // logits have std ~4 here
 		}
-		m := randomModel(t, "tiny", "q8_0", 5)
 		toks := randomTokens(40, m.Config.Vocab, 3)
 		V := m.Config.Vocab
 		e1, _ := NewEngine(m, Options{Batch: 64})
@@ -282,7 +282,7 @@ func TestF16GroupsDoNotDependOnBatch(t *testing.T) {
 	m := randomModel(t, "gqa", "f32", 11)
 	toks := randomTokens(2*m.Config.Window+7, m.Config.Vocab, 3)
 	tol := 0.0 // bit for bit where the kernels are batch invariant
-	if !kernels.BatchInvariant() {
+	if !m.BatchInvariant() {
 		tol = 1e-5
 	}
 	var want []float32

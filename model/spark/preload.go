@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/droidgo/droidgo/model/kernels"
 )
 
 // weights returns pointers to every weight matrix of the model (the tied
@@ -20,6 +22,22 @@ func (m *Model) weights() []*Weight {
 		ws = append(ws, &L.QKV, &L.Gate, &L.Out, &L.FFNGate, &L.FFNUp, &L.FFNDown)
 	}
 	return ws
+}
+
+// BatchInvariant reports whether, at the kernel level in use, the products
+// of every weight matrix of the model, in its present layout, give a token
+// the same bits whether it is computed alone or with other tokens
+// (kernels.BatchInvariantFor): then the engine's outputs for a sequence do
+// not depend on the sequences and chunks that share its passes. Repacking
+// can change the answer (avx512 keeps the interleaved K-quants invariant,
+// not the file's layout).
+func (m *Model) BatchInvariant() bool {
+	for _, w := range m.weights() {
+		if !kernels.BatchInvariantFor(w.Type, w.x8) {
+			return false
+		}
+	}
+	return true
 }
 
 // Preload copies the weights from the file mapping into anonymous memory
