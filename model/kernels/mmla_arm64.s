@@ -4,23 +4,37 @@
 // Go arm64 assembler lacks, with its mnemonic in the comment (checked with
 // aarch64-linux-gnu-objdump). Registers R18, R26-R29 are never touched.
 //
+// Every kernel multiplies one packed weight quad (4 rows, nb blocks) with nq
+// consecutive packed token quads and writes each 4x4 tile where the
+// product goes, token-major: c[t*ldc+r] for token t and row r of the tile
+// (the driver mmla passes the output itself, or a 4x4 scratch for a
+// partial tile), so no Go code touches the results one by one.
+//
 // Register use (SMMLA kernels): V0-V3 weight chunks, V4-V7 activation chunks, V8-V11 the
 // sub-block int32 sums, V12-V15 the block's int32 sums, V16-V19 the float
-// results, V20-V27 scales, V28-V31 the low half of the Q4_K mins term.
+// results, V20-V27 scales, V28-V31 the low half of the Q4_K mins term;
+// R0 weights, R1 activations, R2 blocks left, R3 c, R4 ldc in bytes,
+// R5 token quads left, R6 the weight quad's start, R7 nb.
 // Accumulator p*2+q holds rows 2p, 2p+1 times tokens 2q, 2q+1 as
 // [r0t0, r0t1, r1t0, r1t1] (SMMLA's 2x2 result order).
 
 #include "textflag.h"
 
 
-// func q80MMLA(w, a *byte, nb int, c *float32)
+// func q80MMLA(w, a *byte, nb, nq int, c *float32, ldc int)
 //
 // Q8_0: per block 4 chunks of 8 weights, one float scale per row.
-TEXT ·q80MMLA(SB), NOSPLIT, $0-32
-	MOVD w+0(FP), R0
+TEXT ·q80MMLA(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R6
 	MOVD a+8(FP), R1
-	MOVD nb+16(FP), R2
-	MOVD c+24(FP), R3
+	MOVD nb+16(FP), R7
+	MOVD nq+24(FP), R5
+	MOVD c+32(FP), R3
+	MOVD ldc+40(FP), R4
+	LSL $2, R4, R4
+q80MMLAquad:
+	MOVD R6, R0
+	MOVD R7, R2
 	VMOVI $0, V16.B16
 	VMOVI $0, V17.B16
 	VMOVI $0, V18.B16
@@ -66,18 +80,33 @@ q80MMLAblk:
 	VFMLA V27.S4, V15.S4, V19.S4
 	SUBS $1, R2, R2
 	BNE q80MMLAblk
-	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R3)
+	VUZP1 V18.S4, V16.S4, V0.S4
+	VUZP2 V18.S4, V16.S4, V1.S4
+	VUZP1 V19.S4, V17.S4, V2.S4
+	VUZP2 V19.S4, V17.S4, V3.S4
+	VST1.P [V0.S4], (R3)(R4)
+	VST1.P [V1.S4], (R3)(R4)
+	VST1.P [V2.S4], (R3)(R4)
+	VST1.P [V3.S4], (R3)(R4)
+	SUBS $1, R5, R5
+	BNE q80MMLAquad
 	RET
 
-// func q4kMMLA(w, a *byte, nb int, c *float32)
+// func q4kMMLA(w, a *byte, nb, nq int, c *float32, ldc int)
 //
 // Q4_K: 8 sub-blocks of 32 weights with int scales, then the mins term
 // scaled by -dmin.
-TEXT ·q4kMMLA(SB), NOSPLIT, $0-32
-	MOVD w+0(FP), R0
+TEXT ·q4kMMLA(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R6
 	MOVD a+8(FP), R1
-	MOVD nb+16(FP), R2
-	MOVD c+24(FP), R3
+	MOVD nb+16(FP), R7
+	MOVD nq+24(FP), R5
+	MOVD c+32(FP), R3
+	MOVD ldc+40(FP), R4
+	LSL $2, R4, R4
+q4kMMLAquad:
+	MOVD R6, R0
+	MOVD R7, R2
 	VMOVI $0, V16.B16
 	VMOVI $0, V17.B16
 	VMOVI $0, V18.B16
@@ -383,18 +412,33 @@ q4kMMLAblk:
 	VFMLA V27.S4, V11.S4, V19.S4
 	SUBS $1, R2, R2
 	BNE q4kMMLAblk
-	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R3)
+	VUZP1 V18.S4, V16.S4, V0.S4
+	VUZP2 V18.S4, V16.S4, V1.S4
+	VUZP1 V19.S4, V17.S4, V2.S4
+	VUZP2 V19.S4, V17.S4, V3.S4
+	VST1.P [V0.S4], (R3)(R4)
+	VST1.P [V1.S4], (R3)(R4)
+	VST1.P [V2.S4], (R3)(R4)
+	VST1.P [V3.S4], (R3)(R4)
+	SUBS $1, R5, R5
+	BNE q4kMMLAquad
 	RET
 
-// func q6kMMLA(w, a *byte, nb int, c *float32)
+// func q6kMMLA(w, a *byte, nb, nq int, c *float32, ldc int)
 //
 // Q6_K: 16 sub-blocks of 16 weights (quants - 32) with int8 scales; the
 // activation panel's bsum halves are skipped.
-TEXT ·q6kMMLA(SB), NOSPLIT, $0-32
-	MOVD w+0(FP), R0
+TEXT ·q6kMMLA(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R6
 	MOVD a+8(FP), R1
-	MOVD nb+16(FP), R2
-	MOVD c+24(FP), R3
+	MOVD nb+16(FP), R7
+	MOVD nq+24(FP), R5
+	MOVD c+32(FP), R3
+	MOVD ldc+40(FP), R4
+	LSL $2, R4, R4
+q6kMMLAquad:
+	MOVD R6, R0
+	MOVD R7, R2
 	VMOVI $0, V16.B16
 	VMOVI $0, V17.B16
 	VMOVI $0, V18.B16
@@ -725,20 +769,34 @@ q6kMMLAblk:
 	VFMLA V27.S4, V15.S4, V19.S4
 	SUBS $1, R2, R2
 	BNE q6kMMLAblk
-	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R3)
+	VUZP1 V18.S4, V16.S4, V0.S4
+	VUZP2 V18.S4, V16.S4, V1.S4
+	VUZP1 V19.S4, V17.S4, V2.S4
+	VUZP2 V19.S4, V17.S4, V3.S4
+	VST1.P [V0.S4], (R3)(R4)
+	VST1.P [V1.S4], (R3)(R4)
+	VST1.P [V2.S4], (R3)(R4)
+	VST1.P [V3.S4], (R3)(R4)
+	SUBS $1, R5, R5
+	BNE q6kMMLAquad
 	RET
 
-// ---- dotprod variants: the same packed quads, SDOT instead of SMMLA; c
-// holds per 2x2 group [r0t0, r1t1, r0t1, r1t0] ----
+// ---- dotprod variants: the same packed quads, SDOT instead of SMMLA ----
 
-// func q80DOTmm(w, a *byte, nb int, c *float32)
+// func q80DOTmm(w, a *byte, nb, nq int, c *float32, ldc int)
 //
 // Q8_0 (and Q4_0) with SDOT.
-TEXT ·q80DOTmm(SB), NOSPLIT, $0-32
-	MOVD w+0(FP), R0
+TEXT ·q80DOTmm(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R6
 	MOVD a+8(FP), R1
-	MOVD nb+16(FP), R2
-	MOVD c+24(FP), R3
+	MOVD nb+16(FP), R7
+	MOVD nq+24(FP), R5
+	MOVD c+32(FP), R3
+	MOVD ldc+40(FP), R4
+	LSL $2, R4, R4
+q80DOTmmquad:
+	MOVD R6, R0
+	MOVD R7, R2
 	VMOVI $0, V22.B16
 	VMOVI $0, V23.B16
 	VMOVI $0, V24.B16
@@ -836,21 +894,38 @@ q80DOTmmblk:
 	VFMLA V30.S4, V21.S4, V29.S4
 	SUBS $1, R2, R2
 	BNE q80DOTmmblk
-	WORD $0x6e37d6c0 // FADDP V0.4S, V22.4S, V23.4S
-	WORD $0x6e39d701 // FADDP V1.4S, V24.4S, V25.4S
-	WORD $0x6e3bd742 // FADDP V2.4S, V26.4S, V27.4S
-	WORD $0x6e3dd783 // FADDP V3.4S, V28.4S, V29.4S
-	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
+	WORD $0x6e3ad6c0 // FADDP V0.4S, V22.4S, V26.4S
+	WORD $0x6e3bd6e1 // FADDP V1.4S, V23.4S, V27.4S
+	VREV64 V1.S4, V1.S4
+	VTRN1 V1.S4, V0.S4, V4.S4
+	VTRN2 V0.S4, V1.S4, V5.S4
+	WORD $0x6e3cd700 // FADDP V0.4S, V24.4S, V28.4S
+	WORD $0x6e3dd721 // FADDP V1.4S, V25.4S, V29.4S
+	VREV64 V1.S4, V1.S4
+	VTRN1 V1.S4, V0.S4, V6.S4
+	VTRN2 V0.S4, V1.S4, V7.S4
+	VST1.P [V4.S4], (R3)(R4)
+	VST1.P [V5.S4], (R3)(R4)
+	VST1.P [V6.S4], (R3)(R4)
+	VST1.P [V7.S4], (R3)(R4)
+	SUBS $1, R5, R5
+	BNE q80DOTmmquad
 	RET
 
-// func q4kDOTmm(w, a *byte, nb int, c *float32)
+// func q4kDOTmm(w, a *byte, nb, nq int, c *float32, ldc int)
 //
 // Q4_K (and Q5_K) with SDOT.
-TEXT ·q4kDOTmm(SB), NOSPLIT, $0-32
-	MOVD w+0(FP), R0
+TEXT ·q4kDOTmm(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R6
 	MOVD a+8(FP), R1
-	MOVD nb+16(FP), R2
-	MOVD c+24(FP), R3
+	MOVD nb+16(FP), R7
+	MOVD nq+24(FP), R5
+	MOVD c+32(FP), R3
+	MOVD ldc+40(FP), R4
+	LSL $2, R4, R4
+q4kDOTmmquad:
+	MOVD R6, R0
+	MOVD R7, R2
 	VMOVI $0, V22.B16
 	VMOVI $0, V23.B16
 	VMOVI $0, V24.B16
@@ -1510,21 +1585,38 @@ q4kDOTmmblk:
 	VFMLA V30.S4, V13.S4, V29.S4
 	SUBS $1, R2, R2
 	BNE q4kDOTmmblk
-	WORD $0x6e37d6c0 // FADDP V0.4S, V22.4S, V23.4S
-	WORD $0x6e39d701 // FADDP V1.4S, V24.4S, V25.4S
-	WORD $0x6e3bd742 // FADDP V2.4S, V26.4S, V27.4S
-	WORD $0x6e3dd783 // FADDP V3.4S, V28.4S, V29.4S
-	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
+	WORD $0x6e3ad6c0 // FADDP V0.4S, V22.4S, V26.4S
+	WORD $0x6e3bd6e1 // FADDP V1.4S, V23.4S, V27.4S
+	VREV64 V1.S4, V1.S4
+	VTRN1 V1.S4, V0.S4, V4.S4
+	VTRN2 V0.S4, V1.S4, V5.S4
+	WORD $0x6e3cd700 // FADDP V0.4S, V24.4S, V28.4S
+	WORD $0x6e3dd721 // FADDP V1.4S, V25.4S, V29.4S
+	VREV64 V1.S4, V1.S4
+	VTRN1 V1.S4, V0.S4, V6.S4
+	VTRN2 V0.S4, V1.S4, V7.S4
+	VST1.P [V4.S4], (R3)(R4)
+	VST1.P [V5.S4], (R3)(R4)
+	VST1.P [V6.S4], (R3)(R4)
+	VST1.P [V7.S4], (R3)(R4)
+	SUBS $1, R5, R5
+	BNE q4kDOTmmquad
 	RET
 
-// func q6kDOTmm(w, a *byte, nb int, c *float32)
+// func q6kDOTmm(w, a *byte, nb, nq int, c *float32, ldc int)
 //
 // Q6_K with SDOT.
-TEXT ·q6kDOTmm(SB), NOSPLIT, $0-32
-	MOVD w+0(FP), R0
+TEXT ·q6kDOTmm(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R6
 	MOVD a+8(FP), R1
-	MOVD nb+16(FP), R2
-	MOVD c+24(FP), R3
+	MOVD nb+16(FP), R7
+	MOVD nq+24(FP), R5
+	MOVD c+32(FP), R3
+	MOVD ldc+40(FP), R4
+	LSL $2, R4, R4
+q6kDOTmmquad:
+	MOVD R6, R0
+	MOVD R7, R2
 	VMOVI $0, V22.B16
 	VMOVI $0, V23.B16
 	VMOVI $0, V24.B16
@@ -2231,22 +2323,39 @@ q6kDOTmmblk:
 	VFMLA V30.S4, V21.S4, V29.S4
 	SUBS $1, R2, R2
 	BNE q6kDOTmmblk
-	WORD $0x6e37d6c0 // FADDP V0.4S, V22.4S, V23.4S
-	WORD $0x6e39d701 // FADDP V1.4S, V24.4S, V25.4S
-	WORD $0x6e3bd742 // FADDP V2.4S, V26.4S, V27.4S
-	WORD $0x6e3dd783 // FADDP V3.4S, V28.4S, V29.4S
-	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)
+	WORD $0x6e3ad6c0 // FADDP V0.4S, V22.4S, V26.4S
+	WORD $0x6e3bd6e1 // FADDP V1.4S, V23.4S, V27.4S
+	VREV64 V1.S4, V1.S4
+	VTRN1 V1.S4, V0.S4, V4.S4
+	VTRN2 V0.S4, V1.S4, V5.S4
+	WORD $0x6e3cd700 // FADDP V0.4S, V24.4S, V28.4S
+	WORD $0x6e3dd721 // FADDP V1.4S, V25.4S, V29.4S
+	VREV64 V1.S4, V1.S4
+	VTRN1 V1.S4, V0.S4, V6.S4
+	VTRN2 V0.S4, V1.S4, V7.S4
+	VST1.P [V4.S4], (R3)(R4)
+	VST1.P [V5.S4], (R3)(R4)
+	VST1.P [V6.S4], (R3)(R4)
+	VST1.P [V7.S4], (R3)(R4)
+	SUBS $1, R5, R5
+	BNE q6kDOTmmquad
 	RET
 
-// func bf16MMLA(w, a *byte, nc int, c *float32)
+// func bf16MMLA(w, a *byte, nc, nq int, c *float32, ldc int)
 //
 // BF16 (FEAT_BF16): nc chunks of 4 k, BFMMLA (2x4 bf16 times 4x2 bf16 into
-// 2x2 f32) per row pair and token pair; c in SMMLA's order.
-TEXT ·bf16MMLA(SB), NOSPLIT, $0-32
-	MOVD w+0(FP), R0
+// 2x2 f32, SMMLA's order) per row pair and token pair.
+TEXT ·bf16MMLA(SB), NOSPLIT, $0-48
+	MOVD w+0(FP), R6
 	MOVD a+8(FP), R1
-	MOVD nc+16(FP), R2
-	MOVD c+24(FP), R3
+	MOVD nc+16(FP), R7
+	MOVD nq+24(FP), R5
+	MOVD c+32(FP), R3
+	MOVD ldc+40(FP), R4
+	LSL $2, R4, R4
+bf16MMLAquad:
+	MOVD R6, R0
+	MOVD R7, R2
 	VMOVI $0, V16.B16
 	VMOVI $0, V17.B16
 	VMOVI $0, V18.B16
@@ -2260,5 +2369,14 @@ bf16MMLAchunk:
 	WORD $0x6e43ec33 // BFMMLA V19.4S, V1.8H, V3.8H
 	SUBS $1, R2, R2
 	BNE bf16MMLAchunk
-	VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R3)
+	VUZP1 V18.S4, V16.S4, V0.S4
+	VUZP2 V18.S4, V16.S4, V1.S4
+	VUZP1 V19.S4, V17.S4, V2.S4
+	VUZP2 V19.S4, V17.S4, V3.S4
+	VST1.P [V0.S4], (R3)(R4)
+	VST1.P [V1.S4], (R3)(R4)
+	VST1.P [V2.S4], (R3)(R4)
+	VST1.P [V3.S4], (R3)(R4)
+	SUBS $1, R5, R5
+	BNE bf16MMLAquad
 	RET
