@@ -110,6 +110,9 @@ var neonTable = table{
 		axpyNEON(alpha, &x[0], &y[0], len(x))
 	},
 	q80Quant: func(x []float32, y []quant.BlockQ8_0) { q80BlocksNEON(&x[0], &y[0], len(y)) },
+	geluTab: func(y, g, u, tab []float32) {
+		geluTableNEON(&y[0], &g[0], &u[0], &tab[0], len(y))
+	},
 }
 
 // The assembly kernels process rows consecutive weight rows of nb blocks (or n
@@ -174,3 +177,6 @@ func q80NEONx4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)
 
 //go:noescape
 func q80BlocksNEON(x *float32, y *quant.BlockQ8_0, nb int)
+
+//go:noescape
+func geluTableNEON(y, gate, u, tab *float32, n int)
