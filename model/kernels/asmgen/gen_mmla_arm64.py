@@ -57,13 +57,14 @@ def load2():
     e("VLD1.P 64(R0), [V0.B16, V1.B16, V2.B16, V3.B16]")
     e("VLD1.P 64(R1), [V4.B16, V5.B16, V6.B16, V7.B16]")
 
-def prologue(name, doc, n="nb"):
+def prologue(name, doc, n="nb", setup=()):
     # The token-quad loop around the block loop: the weight quad is read
     # again for every token quad, the activations run on (quad after quad).
     o.append(f"\n// func {name}(w, a *byte, {n}, nq int, c *float32, ldc int)\n//\n// {doc}")
     o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
     e("MOVD w+0(FP), R6"); e("MOVD a+8(FP), R1"); e(f"MOVD {n}+16(FP), R7"); e("MOVD nq+24(FP), R5")
     e("MOVD c+32(FP), R3"); e("MOVD ldc+40(FP), R4"); e("LSL $2, R4, R4")
+    for x in setup: e(x)
     e(f"{name}quad:")
     e("MOVD R6, R0"); e("MOVD R7, R2")
 
@@ -161,6 +162,65 @@ Q80 = dict(d=L.Q80W_D, size=L.Q80W, ad=L.Q80A_D, asize=L.Q80A)
 Q4K = dict(sub=L.Q4KW_SUB, subscales=L.Q4KW_SUBSCALES, d=L.Q4KW_D, size=L.Q4KW, ad=L.Q8KA_D, asize=L.Q8KA)
 Q6K = dict(sub=L.Q6KW_SUB, subscales=L.Q6KW_SUBSCALES, d=L.Q6KW_D, size=L.Q6KW, ad=L.Q8KA_D, asize=L.Q8KA)
 kernel("q80MMLA", "Q8_0: per block 4 chunks of 8 weights, one float scale per row.", 1, 2, False, False, 0, Q80)
+
+def q80_8rows():
+    # q80MMLA on 8 rows: two weight quads, the second nb blocks after the
+    # first (R8), so each activation chunk serves 8 SMMLAs and each block
+    # costs 9 loads, not 12, and half the loop overhead (two blocks per
+    # iteration, a single first one for odd nb) per 4x4 tile.
+    # V0-V3 quad A's chunks, V4-V7 quad B's, V24-V27 the activations';
+    # V8-V15 the block's int32 sums, V16-V23 the float results (quad Q, row
+    # pair p, token pair q at 4Q+2p+q); scales V0-V5, products V24-V31.
+    name = "q80MMLA8"
+    prologue(name, "Q8_0 on 8 rows: two weight quads, tiles of 8 rows x 4 tokens.",
+             setup=[f"MOVD ${L.Q80W}, R9", "MUL R7, R9, R9"])  # quad B's offset
+    e("ADD R6, R9, R8")
+    zero(*range(16, 24))
+    def block():
+        zero(*range(8, 16))
+        qo = Quad()
+        for _ in range(2):
+            e("VLD1.P 64(R0), [V0.B16, V1.B16, V2.B16, V3.B16]")
+            e("VLD1.P 64(R8), [V4.B16, V5.B16, V6.B16, V7.B16]")
+            e("VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]")
+            qo.w += 64; qo.a += 64
+            for h in range(2):
+                for Q in range(2):
+                    for p in range(2):
+                        for q in range(2):
+                            e(smmla(8 + 4 * Q + 2 * p + q, 4 * Q + 2 * h + p, 24 + 2 * h + q))
+        qo.at(w=L.Q80W_D, a=L.Q80A_D)
+        e("VLD1.P 32(R0), [V0.S4, V1.S4]")
+        e("VLD1.P 32(R8), [V2.S4, V3.S4]")
+        e("VLD1.P 32(R1), [V4.S4, V5.S4]"); qo.w += 32; qo.a += 32
+        qo.at(w=L.Q80W, a=L.Q80A)
+        for Q in range(2):
+            for p in range(2):
+                for q in range(2):
+                    e(fmul(24 + 4 * Q + 2 * p + q, 2 * Q + p, 4 + q))
+        for i in range(8):
+            e(scvtf(8 + i, 8 + i))
+            e(f"VFMLA V{24 + i}.S4, V{8 + i}.S4, V{16 + i}.S4")
+    e(f"TBZ $0, R2, {name}even")
+    block()
+    e(f"{name}even:")
+    e("LSR $1, R2, R2"); e(f"CBZ R2, {name}store")
+    e(f"{name}blk:")
+    block(); block()
+    e("SUBS $1, R2, R2"); e(f"BNE {name}blk")
+    e(f"{name}store:")
+    # Token t's 8 results: rows 0-3 from quad A's accumulators, 4-7 from B's.
+    for q in range(2):
+        for Q in range(2):
+            a = 16 + 4 * Q
+            e(f"VUZP1 V{a + 2 + q}.S4, V{a + q}.S4, V{4 * q + Q}.S4")
+            e(f"VUZP2 V{a + 2 + q}.S4, V{a + q}.S4, V{4 * q + 2 + Q}.S4")
+    for t in range(4):
+        v = 4 * (t >> 1) + 2 * (t & 1)
+        e(f"VST1.P [V{v}.S4, V{v + 1}.S4], (R3)(R4)")
+    epilogue(name)
+
+q80_8rows()
 kernel("q4kMMLA", "Q4_K: 8 sub-blocks of 32 weights with int scales, then the mins term\n// scaled by -dmin.", 8, 2, True, True, 0, Q4K)
 kernel("q6kMMLA", "Q6_K: 16 sub-blocks of 16 weights (quants - 32) with int8 scales; the\n// activation panel's bsum halves are skipped.", 16, 1, True, False, L.Q8KA_D - L.Q8KA_BSUMHI, Q6K)
 
