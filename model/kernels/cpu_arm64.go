@@ -99,8 +99,8 @@ var neonTable = table{
 	bf16: func(w []byte, rows int, x []float32, out []float32) {
 		bf16NEON(&w[0], &x[0], len(x), rows, &out[0])
 	},
-	f164:  neonFloatX4(f16NEONx4, f16NEON, quant.FP16ToFP32),
-	bf164: neonFloatX4(bf16NEONx4, bf16NEON, quant.BF16ToFP32),
+	f164:  neonFloatX4(f16NEONx4, f16NEON),
+	bf164: neonFloatX4(bf16NEONx4, bf16NEON),
 	dot: func(a, b []float32) float32 {
 		var r float32
 		f32NEON((*byte)(unsafe.Pointer(&a[0])), &b[0], len(a), 1, &r)
