@@ -109,7 +109,9 @@ var neonTable = table{
 	axpy: func(alpha float32, x, y []float32) {
 		axpyNEON(alpha, &x[0], &y[0], len(x))
 	},
-	q80Quant: func(x []float32, y []quant.BlockQ8_0) { q80BlocksNEON(&x[0], &y[0], len(y)) },
+	q80Quant:  func(x []float32, y []quant.BlockQ8_0) { q80BlocksNEON(&x[0], &y[0], len(y)) },
+	roundF16:  func(x []float32) { roundF16NEON(&x[0], len(x)) },
+	encodeF16: func(dst []byte, x []float32) { encodeF16NEON(&dst[0], &x[0], len(x)) },
 	geluTab: func(y, g, u, tab []float32) {
 		geluTableNEON(&y[0], &g[0], &u[0], &tab[0], len(y))
 	},
@@ -177,6 +179,12 @@ func q80NEONx4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)
 
 //go:noescape
 func q80BlocksNEON(x *float32, y *quant.BlockQ8_0, nb int)
+
+//go:noescape
+func roundF16NEON(x *float32, n int)
+
+//go:noescape
+func encodeF16NEON(dst *byte, x *float32, n int)
 
 //go:noescape
 func geluTableNEON(y, gate, u, tab *float32, n int)

@@ -74,3 +74,38 @@ q80qzero:
 	SUBS $1, R2, R2
 	BNE q80qblk
 	RET
+
+// func roundF16NEON(x *float32, n int)
+//
+// quant.RoundF16 for n a multiple of 8: FCVTN to halves and FCVTL back.
+TEXT ·roundF16NEON(SB), NOSPLIT, $0-16
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R1
+	LSR $3, R1, R1
+r16loop:
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x0e216802 // FCVTN V2.4H, V0.4S
+	WORD $0x4e216822 // FCVTN2 V2.8H, V1.4S
+	WORD $0x0e217840 // FCVTL V0.4S, V2.4H
+	WORD $0x4e217841 // FCVTL2 V1.4S, V2.8H
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	SUBS $1, R1, R1
+	BNE r16loop
+	RET
+
+// func encodeF16NEON(dst *byte, x *float32, n int)
+//
+// The halves of x (quant.FP32ToFP16), little-endian, for n a multiple of 8.
+TEXT ·encodeF16NEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD n+16(FP), R2
+	LSR $3, R2, R2
+e16loop:
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	WORD $0x0e216802 // FCVTN V2.4H, V0.4S
+	WORD $0x4e216822 // FCVTN2 V2.8H, V1.4S
+	VST1.P [V2.H8], 16(R0)
+	SUBS $1, R2, R2
+	BNE e16loop
+	RET

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # Generates quant_arm64.s (go generate in model/kernels, or
-# python3 asmgen/gen_quant_arm64.py [DIR]): QuantizeQ8_0 in NEON, bit for
-# bit quant.QuantizeQ8_0. The Go assembler lacks FABS, FMAX, FMAXV, FMUL and
-# FCVTNS (vector): they are WORD-encoded with the mnemonic in the comment
-# (TestArm64Words checks them with objdump).
+# python3 asmgen/gen_quant_arm64.py [DIR]): QuantizeQ8_0, RoundF16 and
+# EncodeF16 in NEON, bit for bit their quant references. The Go assembler
+# lacks FABS, FMAX, FMAXV, FMUL, FCVTNS, FCVTN and FCVTL (vector): they are
+# WORD-encoded with the mnemonic in the comment (TestArm64Words checks them
+# with objdump).
 import os, sys
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
@@ -13,6 +14,10 @@ def fabs(d, n): return W(0x4EA0F800 | n << 5 | d, f"FABS V{d}.4S, V{n}.4S")
 def fmax(d, n, m): return W(0x4E20F400 | m << 16 | n << 5 | d, f"FMAX V{d}.4S, V{n}.4S, V{m}.4S")
 def fmaxv(d, n): return W(0x6E30F800 | n << 5 | d, f"FMAXV S{d}, V{n}.4S")
 def fmul(d, n, m): return W(0x6E20DC00 | m << 16 | n << 5 | d, f"FMUL V{d}.4S, V{n}.4S, V{m}.4S")
+def fcvtn(d, n): return W(0x0E216800 | n << 5 | d, f"FCVTN V{d}.4H, V{n}.4S")
+def fcvtn2(d, n): return W(0x4E216800 | n << 5 | d, f"FCVTN2 V{d}.8H, V{n}.4S")
+def fcvtl(d, n): return W(0x0E217800 | n << 5 | d, f"FCVTL V{d}.4S, V{n}.4H")
+def fcvtl2(d, n): return W(0x4E217800 | n << 5 | d, f"FCVTL2 V{d}.4S, V{n}.8H")
 def fcvtns(d, n): return W(0x4E21A800 | n << 5 | d, f"FCVTNS V{d}.4S, V{n}.4S")
 
 o = []
@@ -58,5 +63,32 @@ e("ADD $4, R1, R3")
 e("VST1 [V0.B16, V1.B16], (R3)")
 e("ADD $36, R1, R1")
 e("SUBS $1, R2, R2"); e("BNE q80qblk"); e("RET")
+
+# FCVTN rounds to nearest even with the FPCR Go leaves alone (no flush to
+# zero, no default NaN), as quant.FP32ToFP16 does, NaN payloads included;
+# FCVTL widens exactly.
+o.append("""
+// func roundF16NEON(x *float32, n int)
+//
+// quant.RoundF16 for n a multiple of 8: FCVTN to halves and FCVTL back.
+TEXT ·roundF16NEON(SB), NOSPLIT, $0-16""")
+e("MOVD x+0(FP), R0"); e("MOVD n+8(FP), R1"); e("LSR $3, R1, R1")
+e("r16loop:")
+e("VLD1 (R0), [V0.S4, V1.S4]")
+e(fcvtn(2, 0)); e(fcvtn2(2, 1)); e(fcvtl(0, 2)); e(fcvtl2(1, 2))
+e("VST1.P [V0.S4, V1.S4], 32(R0)")
+e("SUBS $1, R1, R1"); e("BNE r16loop"); e("RET")
+
+o.append("""
+// func encodeF16NEON(dst *byte, x *float32, n int)
+//
+// The halves of x (quant.FP32ToFP16), little-endian, for n a multiple of 8.
+TEXT ·encodeF16NEON(SB), NOSPLIT, $0-24""")
+e("MOVD dst+0(FP), R0"); e("MOVD x+8(FP), R1"); e("MOVD n+16(FP), R2"); e("LSR $3, R2, R2")
+e("e16loop:")
+e("VLD1.P 32(R1), [V0.S4, V1.S4]")
+e(fcvtn(2, 0)); e(fcvtn2(2, 1))
+e("VST1.P [V2.H8], 16(R0)")
+e("SUBS $1, R2, R2"); e("BNE e16loop"); e("RET")
 with open(os.path.join(OUT, "quant_arm64.s"), "w") as f:
     f.write("\n".join(o) + "\n")
