@@ -110,6 +110,7 @@ var neonTable = table{
 		axpyNEON(alpha, &x[0], &y[0], len(x))
 	},
 	q80Quant:  func(x []float32, y []quant.BlockQ8_0) { q80BlocksNEON(&x[0], &y[0], len(y)) },
+	q8k:       q8kBlocks(q8kBlockNEON),
 	roundF16:  func(x []float32) { roundF16NEON(&x[0], len(x)) },
 	encodeF16: func(dst []byte, x []float32) { encodeF16NEON(&dst[0], &x[0], len(x)) },
 	geluTab: func(y, g, u, tab []float32) {
@@ -179,6 +180,9 @@ func q80NEONx4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)
 
 //go:noescape
 func q80BlocksNEON(x *float32, y *quant.BlockQ8_0, nb int)
+
+//go:noescape
+func q8kBlockNEON(x *float32, y *quant.BlockQ8K) bool
 
 //go:noescape
 func roundF16NEON(x *float32, n int)
