@@ -6,7 +6,8 @@
 # binutils' aarch64 objdump and asks llvm-mca for the loop's cycles per
 # iteration on the given core models. One iteration is one block: 256 k for
 # the K-quants (Q4_K, Q6_K), 32 for Q8_0, 4 for BF16, of a 4-row x 4-token
-# tile; for the dotprod level's 4-token kernels the matrix-matrix ones
+# tile (q80MMLA8: two blocks of an 8-row x 4-token tile, 2048 MACs); for
+# the dotprod level's 4-token kernels the matrix-matrix ones
 # replaced (*DOTx4), one block of one row times 4 tokens. It ignores caches, memory bandwidth, clocks and the Go-side packing.
 # With LLAMA=1 it also estimates llama.cpp's i8mm GEMM loops of the same
 # kind (ggml_gemm_q8_0_4x8_q8_0: 4 rows x 4 tokens per Q8_0 block;
@@ -31,7 +32,7 @@ CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go test -c -o "$tmp/k.test" ./model/kernel
 aarch64-linux-gnu-objdump -d --no-show-raw-insn "$tmp/k.test" >"$tmp/dis"
 printf '%-10s %-12s %6s %10s %8s\n' kernel cpu insns cycles/blk MAC/cyc
 # kernel:MACs per loop iteration
-for k in q80MMLA:512 q4kMMLA:4096 q6kMMLA:4096 bf16MMLA:64 q80DOTmm:512 q4kDOTmm:4096 q6kDOTmm:4096 \
+for k in q80MMLA:512 q80MMLA8:2048 q4kMMLA:4096 q6kMMLA:4096 bf16MMLA:64 q80DOTmm:512 q4kDOTmm:4096 q6kDOTmm:4096 \
 	q80DOTx4:128 q4kDOTx4:1024 q6kDOTx4:1024 q80DOT:32 q4kDOT:256 q6kDOT:256 q5kDOT:256; do
 	name=${k%%:*} macs=${k##*:}
 	# The block loop: from the target of the function's first b.ne to it.

@@ -108,6 +108,42 @@ func GELUErfMul(y, g, u []float32, ref func(float32) float32) {
 	}
 }
 
+// GELUTableMul sets y[i] = gelu(g[i]) * u[i] as llama.cpp's CPU GEGLU
+// does: tab holds the GELU of each of the 65536 halves, indexed by their
+// bits, and g[i] is rounded to the nearest half (ties to even) to look it
+// up; g[i] <= -10 gives 0 and g[i] >= 10 gives g[i]*u[i]. Bit for bit the
+// same at every level.
+func GELUTableMul(y, g, u, tab []float32) {
+	n := len(y)
+	g, u, tab = g[:n], u[:n], tab[:1<<16]
+	m := n &^ 7
+	if cur.geluTab != nil && m > 0 {
+		cur.geluTab(y[:m], g[:m], u[:m], tab)
+	} else {
+		m = 0
+	}
+	for i := m; i < n; i++ {
+		x := g[i]
+		b := math.Float32bits(x)
+		abs := b & 0x7fffffff
+		switch {
+		case x <= -10:
+			y[i] = 0
+		case x >= 10:
+			y[i] = x * u[i]
+		case abs >= 0x38800000 && abs < 0x41200000:
+			// |x| in [2^-14, 10): a normal half. Round the 13 dropped
+			// mantissa bits to nearest even (a carry into the exponent
+			// is the right result) and rebias the exponent by 127-15;
+			// equal to quant.FP32ToFP16 there, without its branches.
+			h := (abs+0xfff+(abs>>13)&1)>>13 - 112<<10
+			y[i] = tab[uint16(b>>16)&0x8000|uint16(h)] * u[i]
+		default:
+			y[i] = tab[quant.FP32ToFP16(x)] * u[i]
+		}
+	}
+}
+
 // f16Rows is the row block of MatMulF16Strided: 64 keys of a 256-wide head
 // are 32 KiB, 64 value rows of 2048 slots 256 KiB.
 const f16Rows = 64

@@ -215,6 +215,65 @@ func TestGELUErfMul(t *testing.T) {
 	})
 }
 
+// GELUTableMul at every level against its definition, bit for bit: every
+// half as an input and its float32 neighbours, the ties between adjacent
+// halves (rounding to even, carries into the exponent), the half subnormals
+// and the float32 ones, the +-10 clamps and their neighbours, zeros,
+// infinities and NaNs, with multipliers that include zeros, infinities and
+// NaN; lengths around the 8-element step. The table's entries are all
+// different, so a wrong index cannot give the right value.
+func TestGELUTableMul(t *testing.T) {
+	tab := make([]float32, 1<<16)
+	for i := range tab {
+		tab[i] = float32(i)*0.25 - 5000
+	}
+	want := func(x, u float32) float32 {
+		switch {
+		case x <= -10:
+			return 0
+		case x >= 10:
+			return x * u
+		}
+		return tab[quant.FP32ToFP16(x)] * u
+	}
+	var g []float32
+	for h := range 1 << 16 {
+		x := quant.FP16ToFP32(uint16(h))
+		b := math.Float32bits(x)
+		next := quant.FP16ToFP32(uint16(h + 1))
+		g = append(g, x, math.Float32frombits(b+1), math.Float32frombits(b-1), (x+next)/2)
+	}
+	ten := math.Float32bits(10)
+	for _, b := range []uint32{ten - 1, ten, ten + 1, 0x80000000 | (ten - 1), 0x80000000 | ten, 0x80000000 | (ten + 1),
+		1, 0x80000001, 0x007fffff, 0x807fffff, 0x33000000, 0x33000001, 0x32ffffff, 0x7f800000, 0xff800000,
+		0x7fc00000, 0xffc00000, 0x7f800001, 0x7fa12345, 0xffbfffff} {
+		g = append(g, math.Float32frombits(b))
+	}
+	r := rand.New(rand.NewPCG(57, 58))
+	for range 4096 {
+		g = append(g, float32(r.NormFloat64()*4), math.Float32frombits(r.Uint32()))
+	}
+	u := make([]float32, len(g))
+	for i := range u {
+		u[i] = float32(r.NormFloat64())
+	}
+	u[3], u[5], u[7] = 0, float32(math.Inf(-1)), float32(math.NaN())
+	forEachLevel(t, func(t *testing.T) {
+		for _, n := range []int{0, 1, 7, 8, 9, 23, len(g)} {
+			off := len(g) - n // the specials and random inputs are at the end
+			y := make([]float32, n)
+			GELUTableMul(y, g[off:], u[off:], tab)
+			for i, v := range y {
+				x, m := g[off+i], u[off+i]
+				w := want(x, m)
+				if math.Float32bits(v) != math.Float32bits(w) && !(v != v && w != w) {
+					t.Fatalf("n=%d: g=%v (bits %#08x) u=%v: got %v (bits %#08x), want %v (bits %#08x)", n, x, math.Float32bits(x), m, v, math.Float32bits(v), w, math.Float32bits(w))
+				}
+			}
+		}
+	})
+}
+
 // MatMulF16Strided against quant.DotF16 row by row at every level: rows
 // wider apart than they are long (the transposed values of the cache) and
 // exactly their length (the keys), row counts around the 4-row step, head

@@ -117,13 +117,7 @@ var avx2Table = table{
 	bf164: func(w []byte, ws int, x []float32, xs, n, rows int, out []float32, ldo int, acc bool) {
 		bf16AVX2x4(&w[0], ws, &x[0], xs, n, rows, &out[0], ldo, acc)
 	},
-	q8k: func(x []float32, y []quant.BlockQ8K) {
-		for i := range y {
-			if !q8kBlockAVX2(&x[i*quant.QK_K], &y[i]) {
-				quant.QuantizeQ8K(x[i*quant.QK_K:(i+1)*quant.QK_K], y[i:i+1])
-			}
-		}
-	},
+	q8k: q8kBlocks(q8kBlockAVX2),
 	dot: func(a, b []float32) float32 {
 		var r float32
 		f32AVX2((*byte)(unsafe.Pointer(&a[0])), &b[0], len(a), 1, &r)

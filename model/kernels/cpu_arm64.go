@@ -99,8 +99,8 @@ var neonTable = table{
 	bf16: func(w []byte, rows int, x []float32, out []float32) {
 		bf16NEON(&w[0], &x[0], len(x), rows, &out[0])
 	},
-	f164:  neonFloatX4(f16NEONx4, f16NEON, quant.FP16ToFP32),
-	bf164: neonFloatX4(bf16NEONx4, bf16NEON, quant.BF16ToFP32),
+	f164:  neonFloatX4(f16NEONx4, f16NEON),
+	bf164: neonFloatX4(bf16NEONx4, bf16NEON),
 	dot: func(a, b []float32) float32 {
 		var r float32
 		f32NEON((*byte)(unsafe.Pointer(&a[0])), &b[0], len(a), 1, &r)
@@ -109,7 +109,13 @@ var neonTable = table{
 	axpy: func(alpha float32, x, y []float32) {
 		axpyNEON(alpha, &x[0], &y[0], len(x))
 	},
-	q80Quant: func(x []float32, y []quant.BlockQ8_0) { q80BlocksNEON(&x[0], &y[0], len(y)) },
+	q80Quant:  func(x []float32, y []quant.BlockQ8_0) { q80BlocksNEON(&x[0], &y[0], len(y)) },
+	q8k:       q8kBlocks(q8kBlockNEON),
+	roundF16:  func(x []float32) { roundF16NEON(&x[0], len(x)) },
+	encodeF16: func(dst []byte, x []float32) { encodeF16NEON(&dst[0], &x[0], len(x)) },
+	geluTab: func(y, g, u, tab []float32) {
+		geluTableNEON(&y[0], &g[0], &u[0], &tab[0], len(y))
+	},
 }
 
 // The assembly kernels process rows consecutive weight rows of nb blocks (or n
@@ -174,3 +180,15 @@ func q80NEONx4(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32, ldo int)
 
 //go:noescape
 func q80BlocksNEON(x *float32, y *quant.BlockQ8_0, nb int)
+
+//go:noescape
+func q8kBlockNEON(x *float32, y *quant.BlockQ8K) bool
+
+//go:noescape
+func roundF16NEON(x *float32, n int)
+
+//go:noescape
+func encodeF16NEON(dst *byte, x *float32, n int)
+
+//go:noescape
+func geluTableNEON(y, gate, u, tab *float32, n int)

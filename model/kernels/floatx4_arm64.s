@@ -6,16 +6,20 @@
 // each weight element is converted to f32 once and multiplied into 4 token
 // accumulators, two rows at a time, so the 8 accumulators (2 rows x 4
 // tokens) share every activation load. Same panel contract as the amd64
-// kernels (floatx4.go), except that rows must be even and n a positive
-// multiple of 8: the Go wrapper in cpu_arm64.go runs an odd last row and the
-// n%8 tail. Every WORD is an instruction the Go arm64 assembler lacks, with
-// its mnemonic in the comment (checked with aarch64-linux-gnu-objdump).
+// kernels (floatx4.go), except that rows must be even: the Go wrapper in
+// floatx4_arm64.go runs an odd last row. The n%8 tail is summed here, one
+// element at a time into the pair's reduced sums (FMLA by element): it was
+// Go code per element and token, and the attention's value products, whose
+// length is the positions a query sees, have one almost every call. Every
+// WORD is an instruction the Go arm64 assembler lacks, with its mnemonic in
+// the comment (checked with aarch64-linux-gnu-objdump).
 //
 // Registers: R0 the pair's first row (the second is R1 = 2*ws bytes on), R9
-// and R10 the two rows, R11-R14 tokens 0-3 (R3 = 4*xs bytes apart), R15
-// elements left, R6 out[r] (token t at R7 = 4*ldo bytes per t), R8 acc, V31
-// zero; V16-V19 row r against tokens 0-3, V20-V23 row r+1. R18 and R26-R29
-// are never touched.
+// and R10 the two rows, R11-R14 tokens 0-3 (R3 = 4*xs bytes apart), R4 the
+// elements of the vector loop (n&^7), R15 of them left, R19 the tail's
+// (n&7), R20 of them left, R6 out[r] (token t at R7 = 4*ldo bytes per t), R8
+// acc, V31 zero; V16-V19 row r against tokens 0-3, V20-V23 row r+1, then
+// V24 and V26 their sums. R18 and R26-R29 are never touched.
 
 // out[t*ldo+r] and out[t*ldo+r+1] into lane t of V28 and V29.
 #define LOADLANE(t) \
@@ -35,8 +39,7 @@
 
 // func bf16NEONx4(w *byte, ws int, x *float32, xs, n, rows int, out *float32, ldo int, acc bool)
 //
-// rows even and positive, n a positive multiple of 8 (the Go wrapper runs
-// an odd last row and the n%8 tail).
+// rows even and positive, n positive (the Go wrapper runs an odd last row).
 TEXT ·bf16NEONx4(SB), NOSPLIT, $0-65
 	MOVD w+0(FP), R0
 	MOVD ws+8(FP), R1
@@ -51,6 +54,8 @@ TEXT ·bf16NEONx4(SB), NOSPLIT, $0-65
 	MOVD ldo+56(FP), R7
 	LSL  $2, R7, R7
 	MOVBU acc+64(FP), R8
+	AND  $7, R4, R19
+	AND  $~7, R4, R4
 	VEOR V31.B16, V31.B16, V31.B16
 bf16x4pair:
 	MOVD R0, R9
@@ -68,6 +73,7 @@ bf16x4pair:
 	VEOR V21.B16, V21.B16, V21.B16
 	VEOR V22.B16, V22.B16, V22.B16
 	VEOR V23.B16, V23.B16, V23.B16
+	CBZ  R15, bf16x4sum
 bf16x4loop:
 	VLD1.P 16(R9), [V12.H8]
 	VLD1.P 16(R10), [V13.H8]
@@ -98,12 +104,30 @@ bf16x4loop:
 	VFMLA V3.S4, V11.S4, V23.S4
 	SUBS $8, R15, R15
 	BNE  bf16x4loop
+bf16x4sum:
 	WORD $0x6e31d618 // FADDP V24.4S, V16.4S, V17.4S
 	WORD $0x6e33d659 // FADDP V25.4S, V18.4S, V19.4S
 	WORD $0x6e39d718 // FADDP V24.4S, V24.4S, V25.4S
 	WORD $0x6e35d69a // FADDP V26.4S, V20.4S, V21.4S
 	WORD $0x6e37d6db // FADDP V27.4S, V22.4S, V23.4S
 	WORD $0x6e3bd75a // FADDP V26.4S, V26.4S, V27.4S
+	// The tail: element by element, the two rows' weights (converted
+	// into V1's lanes 0 and 1) times the 4 tokens' into V24 and V26.
+	CBZ  R19, bf16x4taildone
+	MOVD R19, R20
+bf16x4tail:
+	VLD1.P 2(R9), V0.H[0]
+	VLD1.P 2(R10), V0.H[1]
+	VZIP1 V0.H8, V31.H8, V1.H8 // bf16 is the top half of an f32
+	VLD1.P 4(R11), V2.S[0]
+	VLD1.P 4(R12), V2.S[1]
+	VLD1.P 4(R13), V2.S[2]
+	VLD1.P 4(R14), V2.S[3]
+	WORD $0x4f811058 // FMLA V24.4S, V2.4S, V1.S[0]
+	WORD $0x4fa1105a // FMLA V26.4S, V2.4S, V1.S[1]
+	SUBS $1, R20, R20
+	BNE  bf16x4tail
+bf16x4taildone:
 	CBZ  R8, bf16x4store
 	MOVD R6, R16
 	LOADLANE(0)
@@ -127,8 +151,7 @@ bf16x4store:
 
 // func f16NEONx4(w *byte, ws int, x *float32, xs, n, rows int, out *float32, ldo int, acc bool)
 //
-// rows even and positive, n a positive multiple of 8 (the Go wrapper runs
-// an odd last row and the n%8 tail).
+// rows even and positive, n positive (the Go wrapper runs an odd last row).
 TEXT ·f16NEONx4(SB), NOSPLIT, $0-65
 	MOVD w+0(FP), R0
 	MOVD ws+8(FP), R1
@@ -143,6 +166,8 @@ TEXT ·f16NEONx4(SB), NOSPLIT, $0-65
 	MOVD ldo+56(FP), R7
 	LSL  $2, R7, R7
 	MOVBU acc+64(FP), R8
+	AND  $7, R4, R19
+	AND  $~7, R4, R4
 	VEOR V31.B16, V31.B16, V31.B16
 f16x4pair:
 	MOVD R0, R9
@@ -160,6 +185,7 @@ f16x4pair:
 	VEOR V21.B16, V21.B16, V21.B16
 	VEOR V22.B16, V22.B16, V22.B16
 	VEOR V23.B16, V23.B16, V23.B16
+	CBZ  R15, f16x4sum
 f16x4loop:
 	VLD1.P 16(R9), [V12.H8]
 	VLD1.P 16(R10), [V13.H8]
@@ -189,12 +215,30 @@ f16x4loop:
 	VFMLA V3.S4, V11.S4, V23.S4
 	SUBS $8, R15, R15
 	BNE  f16x4loop
+f16x4sum:
 	WORD $0x6e31d618 // FADDP V24.4S, V16.4S, V17.4S
 	WORD $0x6e33d659 // FADDP V25.4S, V18.4S, V19.4S
 	WORD $0x6e39d718 // FADDP V24.4S, V24.4S, V25.4S
 	WORD $0x6e35d69a // FADDP V26.4S, V20.4S, V21.4S
 	WORD $0x6e37d6db // FADDP V27.4S, V22.4S, V23.4S
 	WORD $0x6e3bd75a // FADDP V26.4S, V26.4S, V27.4S
+	// The tail: element by element, the two rows' weights (converted
+	// into V1's lanes 0 and 1) times the 4 tokens' into V24 and V26.
+	CBZ  R19, f16x4taildone
+	MOVD R19, R20
+f16x4tail:
+	VLD1.P 2(R9), V0.H[0]
+	VLD1.P 2(R10), V0.H[1]
+	WORD $0x0e217801 // FCVTL V1.4S, V0.4H
+	VLD1.P 4(R11), V2.S[0]
+	VLD1.P 4(R12), V2.S[1]
+	VLD1.P 4(R13), V2.S[2]
+	VLD1.P 4(R14), V2.S[3]
+	WORD $0x4f811058 // FMLA V24.4S, V2.4S, V1.S[0]
+	WORD $0x4fa1105a // FMLA V26.4S, V2.4S, V1.S[1]
+	SUBS $1, R20, R20
+	BNE  f16x4tail
+f16x4taildone:
 	CBZ  R8, f16x4store
 	MOVD R6, R16
 	LOADLANE(0)

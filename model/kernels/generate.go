@@ -16,6 +16,7 @@ package kernels
 //go:generate python3 asmgen/gen_x8_arm64.py
 //go:generate python3 asmgen/gen_x8pack_arm64.py
 //go:generate python3 asmgen/gen_quant_arm64.py
+//go:generate python3 asmgen/gen_gelu_arm64.py
 //go:generate python3 asmgen/gen_mmlayout.py
 
 // amd64: the AMX tile kernels and the avxvnni level (VEX VNNI, byte-encoded).

@@ -72,13 +72,15 @@ type table struct {
 	axpyRows func(p, v []float32, stride int, o []float32)
 	// expSum is ExpSum (attn.go); nil runs the float64 exp per element.
 	expSum func(x []float32, scale, mx float32) float64
-	// roundF16, encodeF16, q80Quant and geluErf are RoundF16, EncodeF16,
-	// QuantizeQ8_0 and GELUErfMul (the first and last two for a multiple
-	// of 8 elements); nil runs the quant references per element.
+	// roundF16, encodeF16, q80Quant, geluErf and geluTab are RoundF16,
+	// EncodeF16, QuantizeQ8_0, GELUErfMul and GELUTableMul (all but
+	// QuantizeQ8_0 for a multiple of 8 elements); nil runs the Go
+	// references per element.
 	roundF16  func(x []float32)
 	encodeF16 func(dst []byte, x []float32)
 	q80Quant  func(x []float32, y []quant.BlockQ8_0)
 	geluErf   func(y, g, u []float32)
+	geluTab   func(y, g, u, tab []float32)
 
 	// The interleaved-layout kernels (repack.go); rows is a multiple of 8.
 	// nil runs the generic reference row by row (and RepackPays is false).

@@ -17,8 +17,10 @@ import (
 // operands into the order SMMLA wants: each 4-token quad of the batch once
 // per call, and each 4-row quad of weights once, unpacked to int8 with its
 // scales as int32 and float32 vectors, then reused for every token quad of
-// the batch. Rows and tokens past the end are packed as zeros and their
-// results dropped, so any shape works. The dotprod level runs the same
+// the batch. The micro-kernels take the whole batch's token quads for one
+// weight quad and store each 4x4 tile of results in place. Rows and tokens
+// past the end are packed as zeros and their results dropped (written to a
+// scratch tile), so any shape works. The dotprod level runs the same
 // packed quads through SDOT kernels: two SDOTs (tokens as packed, and the
 // token pair swapped) do the work of one SMMLA.
 //
@@ -51,7 +53,7 @@ import (
 // table t: Q8_0, Q4_0, Q4_K, Q5_K and Q6_K, and BF16 with BFMMLA (the plain and the interleaved
 // K-quant layouts share them: both are unpacked to the same packed quads).
 func i8mmTable(t table) table {
-	t = mmTable(t, mmKernels{q80MMLA, q4kMMLA, q6kMMLA, &mmlaLanes})
+	t = mmTable(t, mmKernels{q80: q80MMLA, q4k: q4kMMLA, q6k: q6kMMLA, q808: q80MMLA8})
 	if hasBF16() {
 		t.bf16mm = bf16MM
 	}
@@ -80,7 +82,7 @@ func bf16MM(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 		}
 	}
 	rb := 2 * n
-	mmla(rows, b, nc, mmChunk, mmChunk, *acts, out, ldo, bf16MMLA, &mmlaLanes, func(dst []byte, r0, nr int) {
+	mmla(rows, b, nc, mmChunk, mmChunk, *acts, out, ldo, bf16MMLA, nil, func(dst []byte, r0, nr int) {
 		clear(dst)
 		for r := 0; r < nr; r++ {
 			row := w[(r0+r)*rb : (r0+r+1)*rb]
@@ -96,27 +98,20 @@ func bf16MM(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 // SMMLA (two SDOTs, direct and with the token pair swapped, per SMMLA) over
 // the same packed quads.
 func dotprodMMTable(t table) table {
-	return mmTable(t, mmKernels{q80DOTmm, q4kDOTmm, q6kDOTmm, &sdotLanes})
+	return mmTable(t, mmKernels{q80: q80DOTmm, q4k: q4kDOTmm, q6k: q6kDOTmm})
 }
 
-// mmKernels are the micro-kernels of one level and where their 16 results
-// go: lanes[i] = row<<2 | token within the 4x4 tile.
+// mmKernel multiplies the packed weight quad w (nb blocks) by the nq
+// packed token quads at a, one after the other, and stores the 4x4 tile of
+// token quad i at c[(4i+t)*ldc+r] for token t and row r.
+type mmKernel func(w, a *byte, nb, nq int, c *float32, ldc int)
+
+// mmKernels are the micro-kernels of one level. q808 is q80 on 8 rows
+// (two weight quads, the second nb blocks after the first; tiles of 8 rows
+// x 4 tokens, so each activation chunk loaded serves twice the SMMLAs),
+// nil where the level has none.
 type mmKernels struct {
-	q80, q4k, q6k func(w, a *byte, nb int, c *float32)
-	lanes         *[16]uint8
-}
-
-// mmlaLanes: SMMLA's 2x2 groups [r0t0 r0t1 r1t0 r1t1]; sdotLanes: the SDOT
-// kernels' [r0t0 r1t1 r0t1 r1t0]; group p*2+q holds rows 2p, 2p+1 and
-// tokens 2q, 2q+1.
-var mmlaLanes, sdotLanes = tileLanes([4][2]uint8{{0, 0}, {0, 1}, {1, 0}, {1, 1}}), tileLanes([4][2]uint8{{0, 0}, {1, 1}, {0, 1}, {1, 0}})
-
-func tileLanes(group [4][2]uint8) (l [16]uint8) {
-	for i := range l {
-		p, q, rt := uint8(i>>3), uint8(i>>2&1), group[i&3]
-		l[i] = (2*p+rt[0])<<2 | (2*q + rt[1])
-	}
-	return l
+	q80, q4k, q6k, q808 mmKernel
 }
 
 func mmTable(t table, k mmKernels) table {
@@ -126,7 +121,7 @@ func mmTable(t table, k mmKernels) table {
 			nb := len(a) / b
 			buf := packQ80Acts(a, b, nb)
 			defer mmPool.Put(buf)
-			mmla(rows, b, nb, mmQ80W, mmQ80A, *buf, out, ldo, k.q80, k.lanes, func(dst []byte, r0, n int) {
+			mmla(rows, b, nb, mmQ80W, mmQ80A, *buf, out, ldo, k.q80, k.q808, func(dst []byte, r0, n int) {
 				if x8 {
 					x8Pack(q80x8Pack0, q80x8Pack1, dst, w, r0, nb*bs, nb)
 					return
@@ -170,7 +165,7 @@ func mmTable(t table, k mmKernels) table {
 			nb := len(a) / b
 			buf := packQ8KActs(a, b, nb)
 			defer mmPool.Put(buf)
-			mmla(rows, b, nb, mmQ4KW, mmQ8KA, *buf, out, ldo, k.q4k, k.lanes, func(dst []byte, r0, n int) {
+			mmla(rows, b, nb, mmQ4KW, mmQ8KA, *buf, out, ldo, k.q4k, nil, func(dst []byte, r0, n int) {
 				if x8 {
 					x8Pack(q4kx8Pack0, q4kx8Pack1, dst, w, r0, nb*bs, nb)
 					return
@@ -225,7 +220,7 @@ func mmTable(t table, k mmKernels) table {
 			nb := len(a) / b
 			buf := packQ8KActs(a, b, nb)
 			defer mmPool.Put(buf)
-			mmla(rows, b, nb, mmQ6KW, mmQ8KA, *buf, out, ldo, k.q6k, k.lanes, func(dst []byte, r0, n int) {
+			mmla(rows, b, nb, mmQ6KW, mmQ8KA, *buf, out, ldo, k.q6k, nil, func(dst []byte, r0, n int) {
 				if x8 {
 					x8Pack(q6kx8Pack0, q6kx8Pack1, dst, w, r0, nb*quant.BlockQ6_KSize, nb)
 					return
@@ -304,29 +299,56 @@ func kBlock(w []byte, x8 bool, r, i, nb, bs int, tmp []byte, unpack func(blk, gb
 	return tmp
 }
 
-// mmla runs the micro-kernel kern over every 4-row x 4-token tile: each
+// mmla runs the micro-kernel kern over every 4-row x 4-token tile, or
+// kern8 (if not nil) over 8-row x 4-token ones while 8 rows are left: each
 // weight quad is packed once (packW(dst, r0, n) for rows r0..r0+n-1, n <= 4)
-// and multiplied with every packed activation quad of acts.
-func mmla(rows, b, nb, wBlock, aBlock int, acts []byte, out []float32, ldo int, kern func(w, a *byte, nb int, c *float32), lanes *[16]uint8, packW func(dst []byte, r0, n int)) {
-	wq := getBuf(nb * wBlock)
+// and multiplied with every packed activation quad of acts. Whole tiles go
+// straight to out (out[t*ldo+r] for token t, row r; ldo >= rows); a tile
+// with rows or tokens past the end goes to a scratch tile first.
+func mmla(rows, b, nb, wBlock, aBlock int, acts []byte, out []float32, ldo int, kern, kern8 mmKernel, packW func(dst []byte, r0, n int)) {
+	if rows <= 0 || b <= 0 {
+		return
+	}
+	_ = out[(b-1)*ldo+rows-1] // the kernels' stores stay below this
+	qb := nb * wBlock         // bytes of a packed weight quad
+	wq := getBuf(2 * qb)
 	defer mmPool.Put(wq)
+	whole := b / 4 // token quads without padding
 	var c [16]float32
-	for r0 := 0; r0 < rows; r0 += 4 {
-		nr := min(4, rows-r0)
-		if nr < 4 {
-			clear(*wq)
-		}
-		packW(*wq, r0, nr)
-		for t0 := 0; t0 < b; t0 += 4 {
-			kern(&(*wq)[0], &acts[t0/4*nb*aBlock], nb, &c[0])
-			nt := min(4, b-t0)
-			for i, v := range c {
-				r, t := int(lanes[i]>>2), int(lanes[i]&3)
-				if r < nr && t < nt {
-					out[(t0+t)*ldo+r0+r] = v
-				}
+	// rest multiplies the weight quad w of rows r0..r0+nr-1 by the token
+	// quads from t0 on, through the scratch tile.
+	rest := func(w []byte, r0, nr, t0 int) {
+		for ; t0 < b; t0 += 4 {
+			kern(&w[0], &acts[t0/4*nb*aBlock], nb, 1, &c[0], 4)
+			for t := range min(4, b-t0) {
+				copy(out[(t0+t)*ldo+r0:(t0+t)*ldo+r0+nr], c[4*t:4*t+nr])
 			}
 		}
+	}
+	for r0 := 0; r0 < rows; {
+		if kern8 != nil && rows-r0 >= 8 {
+			packW((*wq)[:qb], r0, 4)
+			packW((*wq)[qb:], r0+4, 4)
+			if whole > 0 {
+				kern8(&(*wq)[0], &acts[0], nb, whole, &out[r0], ldo)
+			}
+			rest((*wq)[:qb], r0, 4, 4*whole)
+			rest((*wq)[qb:], r0+4, 4, 4*whole)
+			r0 += 8
+			continue
+		}
+		nr := min(4, rows-r0)
+		if nr < 4 {
+			clear((*wq)[:qb])
+		}
+		packW((*wq)[:qb], r0, nr)
+		t0 := 0
+		if nr == 4 && whole > 0 {
+			kern(&(*wq)[0], &acts[0], nb, whole, &out[r0], ldo)
+			t0 = 4 * whole
+		}
+		rest((*wq)[:qb], r0, nr, t0)
+		r0 += 4
 	}
 }
 
@@ -451,29 +473,32 @@ func getBuf(n int) *[]byte {
 	return &b
 }
 
-// The micro-kernels: a 4-row x 4-token tile over nb blocks of the packed
-// quads w and a; c[i] is row lanes[i]>>2 times token lanes[i]&3.
+// The micro-kernels (mmKernel): nq 4-row x 4-token tiles over nb blocks of
+// the packed quads w and a, stored token-major at c with stride ldc.
 
 //go:noescape
-func q80MMLA(w, a *byte, nb int, c *float32)
+func q80MMLA(w, a *byte, nb, nq int, c *float32, ldc int)
 
 //go:noescape
-func q4kMMLA(w, a *byte, nb int, c *float32)
+func q80MMLA8(w, a *byte, nb, nq int, c *float32, ldc int)
 
 //go:noescape
-func q6kMMLA(w, a *byte, nb int, c *float32)
+func q4kMMLA(w, a *byte, nb, nq int, c *float32, ldc int)
 
 //go:noescape
-func bf16MMLA(w, a *byte, nc int, c *float32)
+func q6kMMLA(w, a *byte, nb, nq int, c *float32, ldc int)
 
 //go:noescape
-func q80DOTmm(w, a *byte, nb int, c *float32)
+func bf16MMLA(w, a *byte, nc, nq int, c *float32, ldc int)
 
 //go:noescape
-func q4kDOTmm(w, a *byte, nb int, c *float32)
+func q80DOTmm(w, a *byte, nb, nq int, c *float32, ldc int)
 
 //go:noescape
-func q6kDOTmm(w, a *byte, nb int, c *float32)
+func q4kDOTmm(w, a *byte, nb, nq int, c *float32, ldc int)
+
+//go:noescape
+func q6kDOTmm(w, a *byte, nb, nq int, c *float32, ldc int)
 
 // The packers of x8pack_arm64.s: the weight quads of rows 0-3 (...0) or 4-7
 // (...1) of the 8-row group at src, nb blocks.

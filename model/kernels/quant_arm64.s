@@ -74,3 +74,136 @@ q80qzero:
 	SUBS $1, R2, R2
 	BNE q80qblk
 	RET
+
+// func q8kBlockNEON(x *float32, y *quant.BlockQ8K) bool
+//
+// One 256-float block exactly like quant.QuantizeQ8K: the signed max is
+// the largest |x| with its sign, taken from the block's max and min (FMAXV,
+// FMINV) without looking for its first occurrence, so a block holding both
+// +max and -max is left to the reference, as are max|x| of 0, infinity,
+// NaN (FMAX propagates it) and maxes so small that -127/max overflows:
+// false, nothing written. The quants are FCVTNS (to nearest even, as the
+// reference's magic-number rounding) of the float32 products, at most 127,
+// narrowed by UZP1; each 16's sum goes to its bsum.
+TEXT ·q8kBlockNEON(SB), NOSPLIT, $0-17
+	MOVD x+0(FP), R0
+	MOVD y+8(FP), R1
+	MOVD R0, R2
+	VLD1.P 64(R2), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VMOV V16.B16, V20.B16
+	VMOV V17.B16, V21.B16
+	VMOV V18.B16, V22.B16
+	VMOV V19.B16, V23.B16
+	MOVD $15, R3
+q8kmax:
+	VLD1.P 64(R2), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x4e20f610 // FMAX V16.4S, V16.4S, V0.4S
+	WORD $0x4e21f631 // FMAX V17.4S, V17.4S, V1.4S
+	WORD $0x4e22f652 // FMAX V18.4S, V18.4S, V2.4S
+	WORD $0x4e23f673 // FMAX V19.4S, V19.4S, V3.4S
+	WORD $0x4ea0f694 // FMIN V20.4S, V20.4S, V0.4S
+	WORD $0x4ea1f6b5 // FMIN V21.4S, V21.4S, V1.4S
+	WORD $0x4ea2f6d6 // FMIN V22.4S, V22.4S, V2.4S
+	WORD $0x4ea3f6f7 // FMIN V23.4S, V23.4S, V3.4S
+	SUBS $1, R3, R3
+	BNE q8kmax
+	WORD $0x4e31f610 // FMAX V16.4S, V16.4S, V17.4S
+	WORD $0x4e33f652 // FMAX V18.4S, V18.4S, V19.4S
+	WORD $0x4e32f610 // FMAX V16.4S, V16.4S, V18.4S
+	WORD $0x6e30fa18 // FMAXV S24, V16.4S
+	WORD $0x4eb5f694 // FMIN V20.4S, V20.4S, V21.4S
+	WORD $0x4eb7f6d6 // FMIN V22.4S, V22.4S, V23.4S
+	WORD $0x4eb6f694 // FMIN V20.4S, V20.4S, V22.4S
+	WORD $0x6eb0fa99 // FMINV S25, V20.4S
+	FNEGS F25, F26
+	FMAXS F26, F24, F27
+	FCMPS $(0.0), F27
+	BLE q8kreject
+	MOVW $0x7f800000, R3
+	FMOVS R3, F28
+	FCMPS F28, F27
+	BEQ q8kreject
+	FCMPS F26, F24
+	BEQ q8kreject
+	FCMPS F27, F24
+	FCSELS EQ, F24, F25, F29
+	FMOVS $-127.0, F30
+	FDIVS F29, F30, F31
+	FABSS F31, F0
+	FCMPS F28, F0
+	BEQ q8kreject
+	FMOVS $1.0, F1
+	FDIVS F31, F1, F1
+	FMOVS F1, (R1)
+	VDUP V31.S[0], V31.S4
+	MOVW $127, R3
+	VDUP R3, V30.S4
+	ADD $4, R1, R4
+	ADD $260, R1, R5
+	MOVD $16, R3
+q8kquant:
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3fdc00 // FMUL V0.4S, V0.4S, V31.4S
+	WORD $0x6e3fdc21 // FMUL V1.4S, V1.4S, V31.4S
+	WORD $0x6e3fdc42 // FMUL V2.4S, V2.4S, V31.4S
+	WORD $0x6e3fdc63 // FMUL V3.4S, V3.4S, V31.4S
+	WORD $0x4e21a800 // FCVTNS V0.4S, V0.4S
+	WORD $0x4e21a821 // FCVTNS V1.4S, V1.4S
+	WORD $0x4e21a842 // FCVTNS V2.4S, V2.4S
+	WORD $0x4e21a863 // FCVTNS V3.4S, V3.4S
+	WORD $0x4ebe6c00 // SMIN V0.4S, V0.4S, V30.4S
+	WORD $0x4ebe6c21 // SMIN V1.4S, V1.4S, V30.4S
+	WORD $0x4ebe6c42 // SMIN V2.4S, V2.4S, V30.4S
+	WORD $0x4ebe6c63 // SMIN V3.4S, V3.4S, V30.4S
+	VADD V1.S4, V0.S4, V4.S4
+	VADD V3.S4, V2.S4, V5.S4
+	VADD V5.S4, V4.S4, V4.S4
+	VADDV V4.S4, V4
+	VST1.P V4.H[0], 2(R5)
+	VUZP1 V1.H8, V0.H8, V0.H8
+	VUZP1 V3.H8, V2.H8, V2.H8
+	VUZP1 V2.B16, V0.B16, V0.B16
+	VST1.P [V0.B16], 16(R4)
+	SUBS $1, R3, R3
+	BNE q8kquant
+	MOVD $1, R3
+	MOVB R3, ret+16(FP)
+	RET
+q8kreject:
+	MOVB ZR, ret+16(FP)
+	RET
+
+// func roundF16NEON(x *float32, n int)
+//
+// quant.RoundF16 for n a multiple of 8: FCVTN to halves and FCVTL back.
+TEXT ·roundF16NEON(SB), NOSPLIT, $0-16
+	MOVD x+0(FP), R0
+	MOVD n+8(FP), R1
+	LSR $3, R1, R1
+r16loop:
+	VLD1 (R0), [V0.S4, V1.S4]
+	WORD $0x0e216802 // FCVTN V2.4H, V0.4S
+	WORD $0x4e216822 // FCVTN2 V2.8H, V1.4S
+	WORD $0x0e217840 // FCVTL V0.4S, V2.4H
+	WORD $0x4e217841 // FCVTL2 V1.4S, V2.8H
+	VST1.P [V0.S4, V1.S4], 32(R0)
+	SUBS $1, R1, R1
+	BNE r16loop
+	RET
+
+// func encodeF16NEON(dst *byte, x *float32, n int)
+//
+// The halves of x (quant.FP32ToFP16), little-endian, for n a multiple of 8.
+TEXT ·encodeF16NEON(SB), NOSPLIT, $0-24
+	MOVD dst+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD n+16(FP), R2
+	LSR $3, R2, R2
+e16loop:
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	WORD $0x0e216802 // FCVTN V2.4H, V0.4S
+	WORD $0x4e216822 // FCVTN2 V2.8H, V1.4S
+	VST1.P [V2.H8], 16(R0)
+	SUBS $1, R2, R2
+	BNE e16loop
+	RET

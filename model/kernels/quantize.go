@@ -18,3 +18,16 @@ func QuantizeQ8K(x []float32, y []quant.BlockQ8K) {
 	}
 	cur.q8k(x, y)
 }
+
+// q8kBlocks makes a QuantizeQ8K of an assembly kernel for one block, which
+// returns false for the blocks it leaves to the reference (each says
+// which).
+func q8kBlocks(block func(x *float32, y *quant.BlockQ8K) bool) func(x []float32, y []quant.BlockQ8K) {
+	return func(x []float32, y []quant.BlockQ8K) {
+		for i := range y {
+			if !block(&x[i*quant.QK_K], &y[i]) {
+				quant.QuantizeQ8K(x[i*quant.QK_K:(i+1)*quant.QK_K], y[i:i+1])
+			}
+		}
+	}
+}

@@ -53,6 +53,11 @@ func TestQuantizeQ8K(t *testing.T) {
 				x[i] = float32(r.NormFloat64()) * sc
 			}
 		},
+		"negative": func(x []float32) { // the max is a min
+			for i := range x {
+				x[i] = -float32(math.Abs(r.NormFloat64()))
+			}
+		},
 		"inf": func(x []float32) {
 			for i := range x {
 				x[i] = float32(r.NormFloat64())

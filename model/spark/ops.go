@@ -92,26 +92,7 @@ func geglu(mode GELUMode, y, g, u []float32) {
 			y[i] = gelu32(g[i]) * u[i]
 		}
 	case GELUTable:
-		tab := GELUTableValues()
-		for i, x := range g {
-			b := math.Float32bits(x)
-			abs := b & 0x7fffffff
-			switch {
-			case x <= -10:
-				y[i] = 0
-			case x >= 10:
-				y[i] = x * u[i]
-			case abs >= 0x38800000 && abs < 0x41200000:
-				// |x| in [2^-14, 10): a normal half. Round the 13 dropped
-				// mantissa bits to nearest even (a carry into the exponent
-				// is the right result) and rebias the exponent by 127-15;
-				// equal to quant.FP32ToFP16 there, without its branches.
-				h := (abs+0xfff+(abs>>13)&1)>>13 - 112<<10
-				y[i] = tab[uint16(b>>16)&0x8000|uint16(h)] * u[i]
-			default:
-				y[i] = tab[quant.FP32ToFP16(x)] * u[i]
-			}
-		}
+		kernels.GELUTableMul(y, g, u, GELUTableValues())
 	default:
 		kernels.GELUErfMul(y, g, u, geluErf)
 	}

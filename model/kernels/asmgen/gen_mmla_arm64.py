@@ -28,9 +28,17 @@ o.append("""//go:build !purego
 // Go arm64 assembler lacks, with its mnemonic in the comment (checked with
 // aarch64-linux-gnu-objdump). Registers R18, R26-R29 are never touched.
 //
+// Every kernel multiplies one packed weight quad (4 rows, nb blocks) with nq
+// consecutive packed token quads and writes each 4x4 tile where the
+// product goes, token-major: c[t*ldc+r] for token t and row r of the tile
+// (the driver mmla passes the output itself, or a 4x4 scratch for a
+// partial tile), so no Go code touches the results one by one.
+//
 // Register use (SMMLA kernels): V0-V3 weight chunks, V4-V7 activation chunks, V8-V11 the
 // sub-block int32 sums, V12-V15 the block's int32 sums, V16-V19 the float
-// results, V20-V27 scales, V28-V31 the low half of the Q4_K mins term.
+// results, V20-V27 scales, V28-V31 the low half of the Q4_K mins term;
+// R0 weights, R1 activations, R2 blocks left, R3 c, R4 ldc in bytes,
+// R5 token quads left, R6 the weight quad's start, R7 nb.
 // Accumulator p*2+q holds rows 2p, 2p+1 times tokens 2q, 2q+1 as
 // [r0t0, r0t1, r1t0, r1t1] (SMMLA's 2x2 result order).
 
@@ -48,6 +56,35 @@ def tile4(acc):
 def load2():
     e("VLD1.P 64(R0), [V0.B16, V1.B16, V2.B16, V3.B16]")
     e("VLD1.P 64(R1), [V4.B16, V5.B16, V6.B16, V7.B16]")
+
+def prologue(name, doc, n="nb", setup=()):
+    # The token-quad loop around the block loop: the weight quad is read
+    # again for every token quad, the activations run on (quad after quad).
+    o.append(f"\n// func {name}(w, a *byte, {n}, nq int, c *float32, ldc int)\n//\n// {doc}")
+    o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-48")
+    e("MOVD w+0(FP), R6"); e("MOVD a+8(FP), R1"); e(f"MOVD {n}+16(FP), R7"); e("MOVD nq+24(FP), R5")
+    e("MOVD c+32(FP), R3"); e("MOVD ldc+40(FP), R4"); e("LSL $2, R4, R4")
+    for x in setup: e(x)
+    e(f"{name}quad:")
+    e("MOVD R6, R0"); e("MOVD R7, R2")
+
+def store(toks):
+    # toks: the 4 registers holding tokens 0-3 of the tile, 4 rows each.
+    for v in toks:
+        e(f"VST1.P [V{v}.S4], (R3)(R4)")
+
+def store_mmla(a):
+    # Accumulators a..a+3 in SMMLA's order; a and a+2 are row pairs 0 and 1
+    # of token pair 0 as [r0t0 r0t1 r1t0 r1t1] and [r2t0 r2t1 r3t0 r3t1]:
+    # their even lanes are token 0's rows 0-3, their odd lanes token 1's.
+    for q in range(2):
+        e(f"VUZP1 V{a + 2 + q}.S4, V{a + q}.S4, V{2 * q}.S4")
+        e(f"VUZP2 V{a + 2 + q}.S4, V{a + q}.S4, V{2 * q + 1}.S4")
+    store(range(4))
+
+def epilogue(name):
+    e("SUBS $1, R5, R5"); e(f"BNE {name}quad")
+    e("RET")
 
 def zero(*vs):
     # MOVI, not EOR v, v, v: EOR reads v, so each block's accumulators
@@ -74,9 +111,7 @@ class Quad:
         assert a is None or self.a == a, (self.a, a)
 
 def kernel(name, doc, nsub, loads_per_sub, sub_scales, mins, act_skip, lay):
-    o.append(f"\n// func {name}(w, a *byte, nb int, c *float32)\n//\n// {doc}")
-    o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-32")
-    e("MOVD w+0(FP), R0"); e("MOVD a+8(FP), R1"); e("MOVD nb+16(FP), R2"); e("MOVD c+24(FP), R3")
+    prologue(name, doc)
     zero(16, 17, 18, 19)
     e(f"{name}blk:")
     zero(12, 13, 14, 15)
@@ -120,13 +155,72 @@ def kernel(name, doc, nsub, loads_per_sub, sub_scales, mins, act_skip, lay):
         scale_fmla(8)
     qo.at(w=lay["size"], a=lay["asize"])
     e("SUBS $1, R2, R2"); e(f"BNE {name}blk")
-    e("VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R3)")
-    e("RET")
+    store_mmla(16)
+    epilogue(name)
 
 Q80 = dict(d=L.Q80W_D, size=L.Q80W, ad=L.Q80A_D, asize=L.Q80A)
 Q4K = dict(sub=L.Q4KW_SUB, subscales=L.Q4KW_SUBSCALES, d=L.Q4KW_D, size=L.Q4KW, ad=L.Q8KA_D, asize=L.Q8KA)
 Q6K = dict(sub=L.Q6KW_SUB, subscales=L.Q6KW_SUBSCALES, d=L.Q6KW_D, size=L.Q6KW, ad=L.Q8KA_D, asize=L.Q8KA)
 kernel("q80MMLA", "Q8_0: per block 4 chunks of 8 weights, one float scale per row.", 1, 2, False, False, 0, Q80)
+
+def q80_8rows():
+    # q80MMLA on 8 rows: two weight quads, the second nb blocks after the
+    # first (R8), so each activation chunk serves 8 SMMLAs and each block
+    # costs 9 loads, not 12, and half the loop overhead (two blocks per
+    # iteration, a single first one for odd nb) per 4x4 tile.
+    # V0-V3 quad A's chunks, V4-V7 quad B's, V24-V27 the activations';
+    # V8-V15 the block's int32 sums, V16-V23 the float results (quad Q, row
+    # pair p, token pair q at 4Q+2p+q); scales V0-V5, products V24-V31.
+    name = "q80MMLA8"
+    prologue(name, "Q8_0 on 8 rows: two weight quads, tiles of 8 rows x 4 tokens.",
+             setup=[f"MOVD ${L.Q80W}, R9", "MUL R7, R9, R9"])  # quad B's offset
+    e("ADD R6, R9, R8")
+    zero(*range(16, 24))
+    def block():
+        zero(*range(8, 16))
+        qo = Quad()
+        for _ in range(2):
+            e("VLD1.P 64(R0), [V0.B16, V1.B16, V2.B16, V3.B16]")
+            e("VLD1.P 64(R8), [V4.B16, V5.B16, V6.B16, V7.B16]")
+            e("VLD1.P 64(R1), [V24.B16, V25.B16, V26.B16, V27.B16]")
+            qo.w += 64; qo.a += 64
+            for h in range(2):
+                for Q in range(2):
+                    for p in range(2):
+                        for q in range(2):
+                            e(smmla(8 + 4 * Q + 2 * p + q, 4 * Q + 2 * h + p, 24 + 2 * h + q))
+        qo.at(w=L.Q80W_D, a=L.Q80A_D)
+        e("VLD1.P 32(R0), [V0.S4, V1.S4]")
+        e("VLD1.P 32(R8), [V2.S4, V3.S4]")
+        e("VLD1.P 32(R1), [V4.S4, V5.S4]"); qo.w += 32; qo.a += 32
+        qo.at(w=L.Q80W, a=L.Q80A)
+        for Q in range(2):
+            for p in range(2):
+                for q in range(2):
+                    e(fmul(24 + 4 * Q + 2 * p + q, 2 * Q + p, 4 + q))
+        for i in range(8):
+            e(scvtf(8 + i, 8 + i))
+            e(f"VFMLA V{24 + i}.S4, V{8 + i}.S4, V{16 + i}.S4")
+    e(f"TBZ $0, R2, {name}even")
+    block()
+    e(f"{name}even:")
+    e("LSR $1, R2, R2"); e(f"CBZ R2, {name}store")
+    e(f"{name}blk:")
+    block(); block()
+    e("SUBS $1, R2, R2"); e(f"BNE {name}blk")
+    e(f"{name}store:")
+    # Token t's 8 results: rows 0-3 from quad A's accumulators, 4-7 from B's.
+    for q in range(2):
+        for Q in range(2):
+            a = 16 + 4 * Q
+            e(f"VUZP1 V{a + 2 + q}.S4, V{a + q}.S4, V{4 * q + Q}.S4")
+            e(f"VUZP2 V{a + 2 + q}.S4, V{a + q}.S4, V{4 * q + 2 + Q}.S4")
+    for t in range(4):
+        v = 4 * (t >> 1) + 2 * (t & 1)
+        e(f"VST1.P [V{v}.S4, V{v + 1}.S4], (R3)(R4)")
+    epilogue(name)
+
+q80_8rows()
 kernel("q4kMMLA", "Q4_K: 8 sub-blocks of 32 weights with int scales, then the mins term\n// scaled by -dmin.", 8, 2, True, True, 0, Q4K)
 kernel("q6kMMLA", "Q6_K: 16 sub-blocks of 16 weights (quants - 32) with int8 scales; the\n// activation panel's bsum halves are skipped.", 16, 1, True, False, L.Q8KA_D - L.Q8KA_BSUMHI, Q6K)
 
@@ -168,9 +262,7 @@ def dscale_fmla(src):
                 e(f"VFMLA V30.S4, V{v}.S4, V{acc(22, p, q, k)}.S4")
 
 def dkernel(name, doc, nsub, chunks_per_sub, sub_scales, mins, act_skip, lay):
-    o.append(f"\n// func {name}(w, a *byte, nb int, c *float32)\n//\n// {doc}")
-    o.append(f"TEXT ·{name}(SB), NOSPLIT, $0-32")
-    e("MOVD w+0(FP), R0"); e("MOVD a+8(FP), R1"); e("MOVD nb+16(FP), R2"); e("MOVD c+24(FP), R3")
+    prologue(name, doc)
     zero(*range(22, 30))
     e(f"{name}blk:")
     zero(*range(14, 22))
@@ -214,26 +306,28 @@ def dkernel(name, doc, nsub, chunks_per_sub, sub_scales, mins, act_skip, lay):
         dscale_fmla(6)
     qo.at(w=lay["size"], a=lay["asize"])
     e("SUBS $1, R2, R2"); e(f"BNE {name}blk")
-    for g in range(4):
-        e(faddp(g, 22 + 2 * g, 23 + 2 * g))
-    e("VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R3)")
-    e("RET")
+    # Per token pair q: FADDP of the direct sums of both row pairs gives
+    # [r0t0 r1t1 r2t0 r3t1], of the cross sums [r0t1 r1t0 r2t1 r3t0];
+    # REV64 turns the latter into [r1t0 r0t1 r3t0 r2t1], and TRN1/TRN2
+    # interleave the two into tokens 2q and 2q+1.
+    for q in range(2):
+        d, x = 4 + 2 * q, 5 + 2 * q
+        e(faddp(0, acc(22, 0, q, 0), acc(22, 1, q, 0)))
+        e(faddp(1, acc(22, 0, q, 1), acc(22, 1, q, 1)))
+        e("VREV64 V1.S4, V1.S4")
+        e(f"VTRN1 V1.S4, V0.S4, V{d}.S4")
+        e(f"VTRN2 V0.S4, V1.S4, V{x}.S4")
+    store(range(4, 8))
+    epilogue(name)
 
 o.append("""
-// ---- dotprod variants: the same packed quads, SDOT instead of SMMLA; c
-// holds per 2x2 group [r0t0, r1t1, r0t1, r1t0] ----""")
+// ---- dotprod variants: the same packed quads, SDOT instead of SMMLA ----""")
 dkernel("q80DOTmm", "Q8_0 (and Q4_0) with SDOT.", 1, 4, False, False, 0, Q80)
 dkernel("q4kDOTmm", "Q4_K (and Q5_K) with SDOT.", 8, 4, True, True, 0, Q4K)
 dkernel("q6kDOTmm", "Q6_K with SDOT.", 16, 2, True, False, L.Q8KA_D - L.Q8KA_BSUMHI, Q6K)
 
 
-o.append("""
-// func bf16MMLA(w, a *byte, nc int, c *float32)
-//
-// BF16 (FEAT_BF16): nc chunks of 4 k, BFMMLA (2x4 bf16 times 4x2 bf16 into
-// 2x2 f32) per row pair and token pair; c in SMMLA's order.""")
-o.append("TEXT ·bf16MMLA(SB), NOSPLIT, $0-32")
-e("MOVD w+0(FP), R0"); e("MOVD a+8(FP), R1"); e("MOVD nc+16(FP), R2"); e("MOVD c+24(FP), R3")
+prologue("bf16MMLA", "BF16 (FEAT_BF16): nc chunks of 4 k, BFMMLA (2x4 bf16 times 4x2 bf16 into\n// 2x2 f32, SMMLA's order) per row pair and token pair.", "nc")
 zero(16, 17, 18, 19)
 e("bf16MMLAchunk:")
 assert L.CHUNK == 32
@@ -243,8 +337,8 @@ for p in range(2):
     for q in range(2):
         e(bfmmla(16 + 2 * p + q, p, 2 + q))
 e("SUBS $1, R2, R2"); e("BNE bf16MMLAchunk")
-e("VST1 [V16.S4, V17.S4, V18.S4, V19.S4], (R3)")
-e("RET")
+store_mmla(16)
+epilogue("bf16MMLA")
 
 with open(os.path.join(OUT, "mmla_arm64.s"), "w") as f:
     f.write("\n".join(o) + "\n")

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Generates quant_arm64.s (go generate in model/kernels, or
-# python3 asmgen/gen_quant_arm64.py [DIR]): QuantizeQ8_0 in NEON, bit for
-# bit quant.QuantizeQ8_0. The Go assembler lacks FABS, FMAX, FMAXV, FMUL and
-# FCVTNS (vector): they are WORD-encoded with the mnemonic in the comment
+# python3 asmgen/gen_quant_arm64.py [DIR]): QuantizeQ8_0, QuantizeQ8K,
+# RoundF16 and EncodeF16 in NEON, bit for bit their quant references. The Go
+# assembler lacks FABS, FMAX, FMAXV, FMIN, FMINV, FMUL, FCVTNS, FCVTN, FCVTL
+# and SMIN (vector): they are WORD-encoded with the mnemonic in the comment
 # (TestArm64Words checks them with objdump).
 import os, sys
 
@@ -13,6 +14,13 @@ def fabs(d, n): return W(0x4EA0F800 | n << 5 | d, f"FABS V{d}.4S, V{n}.4S")
 def fmax(d, n, m): return W(0x4E20F400 | m << 16 | n << 5 | d, f"FMAX V{d}.4S, V{n}.4S, V{m}.4S")
 def fmaxv(d, n): return W(0x6E30F800 | n << 5 | d, f"FMAXV S{d}, V{n}.4S")
 def fmul(d, n, m): return W(0x6E20DC00 | m << 16 | n << 5 | d, f"FMUL V{d}.4S, V{n}.4S, V{m}.4S")
+def fmin(d, n, m): return W(0x4EA0F400 | m << 16 | n << 5 | d, f"FMIN V{d}.4S, V{n}.4S, V{m}.4S")
+def fminv(d, n): return W(0x6EB0F800 | n << 5 | d, f"FMINV S{d}, V{n}.4S")
+def smin(d, n, m): return W(0x4EA06C00 | m << 16 | n << 5 | d, f"SMIN V{d}.4S, V{n}.4S, V{m}.4S")
+def fcvtn(d, n): return W(0x0E216800 | n << 5 | d, f"FCVTN V{d}.4H, V{n}.4S")
+def fcvtn2(d, n): return W(0x4E216800 | n << 5 | d, f"FCVTN2 V{d}.8H, V{n}.4S")
+def fcvtl(d, n): return W(0x0E217800 | n << 5 | d, f"FCVTL V{d}.4S, V{n}.4H")
+def fcvtl2(d, n): return W(0x4E217800 | n << 5 | d, f"FCVTL2 V{d}.4S, V{n}.8H")
 def fcvtns(d, n): return W(0x4E21A800 | n << 5 | d, f"FCVTNS V{d}.4S, V{n}.4S")
 
 o = []
@@ -58,5 +66,87 @@ e("ADD $4, R1, R3")
 e("VST1 [V0.B16, V1.B16], (R3)")
 e("ADD $36, R1, R1")
 e("SUBS $1, R2, R2"); e("BNE q80qblk"); e("RET")
+
+o.append("""
+// func q8kBlockNEON(x *float32, y *quant.BlockQ8K) bool
+//
+// One 256-float block exactly like quant.QuantizeQ8K: the signed max is
+// the largest |x| with its sign, taken from the block's max and min (FMAXV,
+// FMINV) without looking for its first occurrence, so a block holding both
+// +max and -max is left to the reference, as are max|x| of 0, infinity,
+// NaN (FMAX propagates it) and maxes so small that -127/max overflows:
+// false, nothing written. The quants are FCVTNS (to nearest even, as the
+// reference's magic-number rounding) of the float32 products, at most 127,
+// narrowed by UZP1; each 16's sum goes to its bsum.
+TEXT ·q8kBlockNEON(SB), NOSPLIT, $0-17""")
+e("MOVD x+0(FP), R0"); e("MOVD y+8(FP), R1")
+e("MOVD R0, R2")
+e("VLD1.P 64(R2), [V16.S4, V17.S4, V18.S4, V19.S4]")
+e("VMOV V16.B16, V20.B16"); e("VMOV V17.B16, V21.B16"); e("VMOV V18.B16, V22.B16"); e("VMOV V19.B16, V23.B16")
+e("MOVD $15, R3")
+e("q8kmax:")
+e("VLD1.P 64(R2), [V0.S4, V1.S4, V2.S4, V3.S4]")
+for i in range(4): e(fmax(16 + i, 16 + i, i))
+for i in range(4): e(fmin(20 + i, 20 + i, i))
+e("SUBS $1, R3, R3"); e("BNE q8kmax")
+e(fmax(16, 16, 17)); e(fmax(18, 18, 19)); e(fmax(16, 16, 18)); e(fmaxv(24, 16))  # max in F24
+e(fmin(20, 20, 21)); e(fmin(22, 22, 23)); e(fmin(20, 20, 22)); e(fminv(25, 20))  # min in F25
+e("FNEGS F25, F26")
+e("FMAXS F26, F24, F27")     # amax (NaN if any x is)
+e("FCMPS $(0.0), F27")
+e("BLE q8kreject")           # 0, or unordered (NaN)
+e("MOVW $0x7f800000, R3"); e("FMOVS R3, F28")
+e("FCMPS F28, F27"); e("BEQ q8kreject")
+e("FCMPS F26, F24"); e("BEQ q8kreject")  # +max and -max both there
+e("FCMPS F27, F24")
+e("FCSELS EQ, F24, F25, F29")  # the signed max
+e("FMOVS $-127.0, F30"); e("FDIVS F29, F30, F31")  # iscale
+e("FABSS F31, F0"); e("FCMPS F28, F0"); e("BEQ q8kreject")
+e("FMOVS $1.0, F1"); e("FDIVS F31, F1, F1"); e("FMOVS F1, (R1)")  # d = 1/iscale
+e("VDUP V31.S[0], V31.S4")
+e("MOVW $127, R3"); e("VDUP R3, V30.S4")
+e("ADD $4, R1, R4"); e("ADD $260, R1, R5")
+e("MOVD $16, R3")
+e("q8kquant:")
+e("VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]")
+for i in range(4): e(fmul(i, i, 31))
+for i in range(4): e(fcvtns(i, i))
+for i in range(4): e(smin(i, i, 30))
+e("VADD V1.S4, V0.S4, V4.S4"); e("VADD V3.S4, V2.S4, V5.S4"); e("VADD V5.S4, V4.S4, V4.S4")
+e("VADDV V4.S4, V4")
+e("VST1.P V4.H[0], 2(R5)")
+e("VUZP1 V1.H8, V0.H8, V0.H8"); e("VUZP1 V3.H8, V2.H8, V2.H8"); e("VUZP1 V2.B16, V0.B16, V0.B16")
+e("VST1.P [V0.B16], 16(R4)")
+e("SUBS $1, R3, R3"); e("BNE q8kquant")
+e("MOVD $1, R3"); e("MOVB R3, ret+16(FP)"); e("RET")
+e("q8kreject:")
+e("MOVB ZR, ret+16(FP)"); e("RET")
+
+# FCVTN rounds to nearest even with the FPCR Go leaves alone (no flush to
+# zero, no default NaN), as quant.FP32ToFP16 does, NaN payloads included;
+# FCVTL widens exactly.
+o.append("""
+// func roundF16NEON(x *float32, n int)
+//
+// quant.RoundF16 for n a multiple of 8: FCVTN to halves and FCVTL back.
+TEXT ·roundF16NEON(SB), NOSPLIT, $0-16""")
+e("MOVD x+0(FP), R0"); e("MOVD n+8(FP), R1"); e("LSR $3, R1, R1")
+e("r16loop:")
+e("VLD1 (R0), [V0.S4, V1.S4]")
+e(fcvtn(2, 0)); e(fcvtn2(2, 1)); e(fcvtl(0, 2)); e(fcvtl2(1, 2))
+e("VST1.P [V0.S4, V1.S4], 32(R0)")
+e("SUBS $1, R1, R1"); e("BNE r16loop"); e("RET")
+
+o.append("""
+// func encodeF16NEON(dst *byte, x *float32, n int)
+//
+// The halves of x (quant.FP32ToFP16), little-endian, for n a multiple of 8.
+TEXT ·encodeF16NEON(SB), NOSPLIT, $0-24""")
+e("MOVD dst+0(FP), R0"); e("MOVD x+8(FP), R1"); e("MOVD n+16(FP), R2"); e("LSR $3, R2, R2")
+e("e16loop:")
+e("VLD1.P 32(R1), [V0.S4, V1.S4]")
+e(fcvtn(2, 0)); e(fcvtn2(2, 1))
+e("VST1.P [V2.H8], 16(R0)")
+e("SUBS $1, R2, R2"); e("BNE e16loop"); e("RET")
 with open(os.path.join(OUT, "quant_arm64.s"), "w") as f:
     f.write("\n".join(o) + "\n")
