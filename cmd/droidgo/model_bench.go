@@ -23,6 +23,7 @@ import (
 type benchResult struct {
 	NPrompt int `json:"n_prompt"`
 	NGen    int `json:"n_gen"`
+	NDepth  int `json:"n_depth,omitempty"` // -d, only when given
 	Threads int `json:"threads"`
 	// CPUs are the CPUs the threads were pinned to ([]: not pinned);
 	// Cores says where they ran in words (cpuset.Placement.What).
@@ -42,11 +43,11 @@ type modelBenchOptions struct {
 	d    *deps
 	path string // the model file
 
-	nPrompt, nGen, reps, batch int
-	cores                      coreFlags
-	json, preload, repack      bool
-	gelu, cpuProfile, parallel string
-	seed                       uint64
+	nPrompt, nGen, depth, reps, batch int
+	cores                             coreFlags
+	json, preload, repack             bool
+	gelu, cpuProfile, parallel        string
+	seed                              uint64
 
 	// Read from the flags by check.
 	geluMode spark.GELUMode
@@ -75,6 +76,12 @@ file's layout); the timed tests start once that is done.
 {"n_prompt":512,"n_gen":128,"threads":2,"cpus":[4,5,6,7],"cores":"..","pp_tps":..,"tg_tps":..,"pp_sd":..,"tg_sd":..,"load_s":..,"rss_mb":..,"kernels":".."}
 -p 0 or -n 0 skips that test (its figures are then 0).
 
+-d N runs both tests after N tokens of context, as llama-bench's -d does
+(an agent decodes at 2,000-3,000 positions, where attention reads the
+cache of all of them): N random tokens are prefilled once, untimed, and
+the cache is restored to them before every run; the JSON object then
+also has "n_depth":N.
+
 The engine runs on the fastest cores, one thread each, its threads pinned to
 them where the machine has slower ones (phones, Intel P+E): "cores" says which
 and "cpus" lists the CPUs the threads were pinned to ([] when they were not).
@@ -97,6 +104,7 @@ after an untimed one). --json then prints exactly
 	f := c.Flags()
 	f.IntVarP(&o.nPrompt, "n-prompt", "p", 512, "prompt tokens for the prefill test (0: skip)")
 	f.IntVarP(&o.nGen, "n-gen", "n", 128, "tokens for the decode test (0: skip)")
+	f.IntVarP(&o.depth, "n-depth", "d", 0, "tokens of context before each test (prefilled once, untimed)")
 	o.cores.add(f)
 	f.IntVarP(&o.reps, "repetitions", "r", 3, "timed repetitions of each test")
 	f.IntVar(&o.batch, "batch", 0, "prefill chunk: tokens per pass through the layers (0: 256 with matrix-matrix kernels, else 64)")
@@ -113,8 +121,8 @@ after an untimed one). --json then prints exactly
 // check refuses flags out of their ranges (usage errors) and reads
 // --gelu and --parallel.
 func (o *modelBenchOptions) check() error {
-	if o.nPrompt < 0 || o.nGen < 0 || o.reps < 1 {
-		return usageErr(fmt.Errorf("-p and -n must be >= 0, -r >= 1"))
+	if o.nPrompt < 0 || o.nGen < 0 || o.depth < 0 || o.reps < 1 {
+		return usageErr(fmt.Errorf("-p, -n and -d must be >= 0, -r >= 1"))
 	}
 	if err := checkBatch(o.batch); err != nil {
 		return err
@@ -129,6 +137,9 @@ func (o *modelBenchOptions) check() error {
 		}
 		if o.nGen == 0 {
 			return usageErr(fmt.Errorf("--parallel measures decoding: -n must be > 0"))
+		}
+		if o.depth > 0 {
+			return usageErr(fmt.Errorf("-d applies to the one-sequence tests, not --parallel"))
 		}
 	}
 	var ok bool
@@ -171,7 +182,7 @@ func runModelBench(o *modelBenchOptions) error {
 			return err
 		}
 	}
-	maxCtx := max(o.nPrompt, o.nGen) + 1
+	maxCtx := o.depth + max(o.nPrompt, o.nGen) + 1
 	if o.counts != nil {
 		maxCtx = o.nPrompt + o.nGen + 1
 	}
@@ -204,6 +215,16 @@ func runModelBench(o *modelBenchOptions) error {
 	if _, took := m.RepackStats(); repacking > 0 {
 		o.note("moved %.0f MB of weights into huge pages in the background (the interleaved layouts) in %.2f s", float64(repacking)/1e6, took.Seconds())
 	}
+	var at *spark.State // the -d context every run starts from
+	if o.depth > 0 {
+		t0 := time.Now()
+		e.Reset()
+		if err := e.Prefill(ctx, randTokens(rng, m.Config.Vocab, o.depth)); err != nil {
+			return fmt.Errorf("depth: %w", err)
+		}
+		at = e.Save()
+		o.note("context of %d tokens prefilled in %.2f s", o.depth, time.Since(t0).Seconds())
+	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -224,31 +245,45 @@ func runModelBench(o *modelBenchOptions) error {
 		}
 		return printParallel(d, o.json, o.path, e.Threads(), res)
 	}
-	res := benchResult{NPrompt: o.nPrompt, NGen: o.nGen, Threads: e.Threads(), CPUs: append([]int{}, e.CPUs()...), Cores: place.What, LoadS: load.Seconds(), Kernels: kernels.ISA()}
-	if err := o.single(ctx, e, rng, logits, &res); err != nil {
+	res := benchResult{NPrompt: o.nPrompt, NGen: o.nGen, NDepth: o.depth, Threads: e.Threads(), CPUs: append([]int{}, e.CPUs()...), Cores: place.What, LoadS: load.Seconds(), Kernels: kernels.ISA()}
+	if err := o.single(ctx, e, at, rng, logits, &res); err != nil {
 		return err
 	}
 	if o.json {
 		return json.NewEncoder(d.jsonOut()).Encode(res)
 	}
 	fmt.Fprintf(d.stdout, "| model | threads | test | t/s |\n|---|---|---|---|\n")
+	depth := ""
+	if o.depth > 0 {
+		depth = fmt.Sprintf(" @ d%d", o.depth) // llama-bench's name for it
+	}
 	if o.nPrompt > 0 {
-		fmt.Fprintf(d.stdout, "| %s | %d | pp%d | %.2f ± %.2f |\n", o.path, res.Threads, o.nPrompt, res.PPTPS, res.PPSD)
+		fmt.Fprintf(d.stdout, "| %s | %d | pp%d%s | %.2f ± %.2f |\n", o.path, res.Threads, o.nPrompt, depth, res.PPTPS, res.PPSD)
 	}
 	if o.nGen > 0 {
-		fmt.Fprintf(d.stdout, "| %s | %d | tg%d | %.2f ± %.2f |\n", o.path, res.Threads, o.nGen, res.TGTPS, res.TGSD)
+		fmt.Fprintf(d.stdout, "| %s | %d | tg%d%s | %.2f ± %.2f |\n", o.path, res.Threads, o.nGen, depth, res.TGTPS, res.TGSD)
 	}
 	fmt.Fprintf(d.stdout, "load %.3f s, peak RSS %.0f MB\n", res.LoadS, res.RSSMB)
 	return nil
 }
 
 // single measures one sequence, as llama-bench does: prefill of -p random
-// tokens from an empty cache (pp) and -n one-token decode steps (tg), each
-// after an untimed warm-up, -r times.
-func (o *modelBenchOptions) single(ctx context.Context, e *spark.Engine, rng *rand.Rand, logits []float32, res *benchResult) error {
+// tokens from an empty cache, or from the -d context at (pp), and -n
+// one-token decode steps (tg), each after an untimed warm-up, -r times.
+func (o *modelBenchOptions) single(ctx context.Context, e *spark.Engine, at *spark.State, rng *rand.Rand, logits []float32, res *benchResult) error {
 	V := e.Model().Config.Vocab
+	// start empties the cache, or restores the -d context.
+	start := func() error {
+		if at == nil {
+			e.Reset()
+			return nil
+		}
+		return e.Restore(at)
+	}
 	pp := func() (float64, error) {
-		e.Reset()
+		if err := start(); err != nil {
+			return 0, err
+		}
 		toks := randTokens(rng, V, o.nPrompt)
 		t0 := time.Now()
 		var err error
@@ -256,7 +291,9 @@ func (o *modelBenchOptions) single(ctx context.Context, e *spark.Engine, rng *ra
 		return float64(o.nPrompt) / time.Since(t0).Seconds(), err
 	}
 	tg := func() (float64, error) {
-		e.Reset()
+		if err := start(); err != nil {
+			return 0, err
+		}
 		toks := randTokens(rng, V, o.nGen)
 		t0 := time.Now()
 		for _, tok := range toks {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/kernels"
@@ -49,8 +50,20 @@ func TestModelBench(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil || r.PPTPS != 0 || r.TGTPS <= 0 {
 		t.Errorf("-p 0: %+v (%v)", r, err)
 	}
+	// After a context of -d tokens: the same object with n_depth.
+	code, out, errs = runModelCLI(t, "model", "bench", path, "-p", "4", "-n", "3", "-d", "7", "-r", "2", "--json")
+	if code != 0 {
+		t.Fatalf("bench -d: exit %d: %s", code, errs)
+	}
+	var rd benchResult
+	if err := json.Unmarshal([]byte(out), &rd); err != nil || rd.NDepth != 7 || rd.NPrompt != 4 || rd.NGen != 3 || rd.PPTPS <= 0 || rd.TGTPS <= 0 {
+		t.Errorf("-d 7: %+v (%v)", rd, err)
+	}
+	if code, out, errs := runModelCLI(t, "model", "bench", path, "-p", "4", "-n", "3", "-d", "7", "-r", "1"); code != 0 || !strings.Contains(out, "| pp4 @ d7 |") || !strings.Contains(out, "| tg3 @ d7 |") {
+		t.Errorf("bench -d text: exit %d: %s%s", code, out, errs)
+	}
 	for _, args := range [][]string{
-		{"-p", "0", "-n", "0"}, {"-r", "0"}, {"-n", "-1"}, {"--gelu", "relu"},
+		{"-p", "0", "-n", "0"}, {"-r", "0"}, {"-n", "-1"}, {"--gelu", "relu"}, {"-d", "-1"}, {"-d", "4", "--parallel", "2"},
 	} {
 		code, _, errs := runModelCLI(t, append([]string{"model", "bench", path}, args...)...)
 		if code != 2 {
