@@ -10,6 +10,7 @@ func bf16Table(t table) table {
 	if hasBF16() {
 		t.bf16mm = bf16MM
 		t.bf16 = bf16MV
+		t.bf164 = bf16MVx4
 	}
 	return t
 }
@@ -45,6 +46,27 @@ func bf16MV(w []byte, rows int, x []float32, out []float32) {
 	bf16DOT(&w[0], &xb[0], len(x), rows, &out[0])
 }
 
+// bf16MVx4 is the 4-token BF16 product with BFDOT (a floatX4, for batches
+// of 4 to 15 tokens below bf16MM's, and rows longer than floatChunk): the
+// 4 tokens' x rounded to bf16 once per call, each row times all 4. Its
+// lanes take at most n/16+1 BFDOT steps after the pair's own rounding,
+// then up to 5 round-to-nearest additions (the tree, the scalar tail's
+// sum, the old output with acc), so bf16MV's bound holds per call with
+// (n/16 + 5) * 2^-23 in place of (n/64 + 11) * 2^-23: still below
+// quant.DotBF16's own for n > 40 (TestMatVecBF16Bound checks both).
+func bf16MVx4(w []byte, ws int, x []float32, xs, n, rows int, out []float32, ldo int, acc bool) {
+	if rows == 0 || n == 0 {
+		return
+	}
+	buf := getBuf(8 * n)
+	defer mmPool.Put(buf)
+	xb := *buf
+	for t := 0; t < 4; t++ {
+		bf16Round(&x[t*xs], &xb[2*t*n], n)
+	}
+	bf16DOTx4(&w[0], ws, &xb[0], n, rows, &out[0], ldo, acc)
+}
+
 // bf16Round writes x[:n] rounded to bf16 into y (2n bytes, little-endian).
 //
 //go:noescape
@@ -55,3 +77,9 @@ func bf16Round(x *float32, y *byte, n int)
 //
 //go:noescape
 func bf16DOT(w, x *byte, n, rows int, out *float32)
+
+// bf16DOTx4 sets (or with acc adds to) out[t*ldo+r] the product of row r of
+// w (rows rows of n bf16, ws elements apart) with token t of x (4 x n bf16).
+//
+//go:noescape
+func bf16DOTx4(w *byte, ws int, x *byte, n, rows int, out *float32, ldo int, acc bool)

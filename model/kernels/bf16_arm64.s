@@ -114,3 +114,147 @@ bf16dotsum:
 	SUBS $1, R3, R3
 	BNE bf16dotrow
 	RET
+
+// func bf16DOTx4(w *byte, ws int, x *byte, n, rows int, out *float32, ldo int, acc bool)
+//
+// out[t*ldo+r] (or += with acc) = row r of w (rows of n bf16, ws apart)
+// times token t of x (4 x n bf16, one after the other), t < 4: per row,
+// 16 k per iteration into 2 accumulators per token, then one step of 8,
+// the last n%8 in scalar float32, each token's 8 lanes summed by a tree.
+// With acc, the 4 old outputs are read before any is written (ldo may be
+// 0: four copies of one token).
+TEXT ·bf16DOTx4(SB), NOSPLIT, $0-57
+	MOVD w+0(FP), R0
+	MOVD ws+8(FP), R1
+	MOVD x+16(FP), R2
+	MOVD n+24(FP), R3
+	MOVD rows+32(FP), R4
+	MOVD out+40(FP), R5
+	MOVD ldo+48(FP), R6
+	MOVBU acc+56(FP), R7
+	LSL $1, R1, R1
+	LSL $2, R6, R6
+	LSR $4, R3, R10
+	UBFX $3, R3, $1, R11
+	AND $7, R3, R12
+	LSL $1, R3, R13
+bf16x4row:
+	MOVD R0, R14
+	MOVD R2, R15
+	ADD R13, R15, R16
+	ADD R13, R16, R17
+	ADD R13, R17, R19
+	VMOVI $0, V16.B16
+	VMOVI $0, V17.B16
+	VMOVI $0, V18.B16
+	VMOVI $0, V19.B16
+	VMOVI $0, V20.B16
+	VMOVI $0, V21.B16
+	VMOVI $0, V22.B16
+	VMOVI $0, V23.B16
+	VMOVI $0, V24.B16
+	VMOVI $0, V25.B16
+	VMOVI $0, V26.B16
+	VMOVI $0, V27.B16
+	CBZ R10, bf16x4s8
+	MOVD R10, R8
+bf16x4l16:
+	VLD1.P 32(R14), [V0.H8, V1.H8]
+	VLD1.P 32(R15), [V2.H8, V3.H8]
+	VLD1.P 32(R16), [V4.H8, V5.H8]
+	VLD1.P 32(R17), [V6.H8, V7.H8]
+	VLD1.P 32(R19), [V8.H8, V9.H8]
+	WORD $0x6e42fc10 // BFDOT V16.4S, V0.8H, V2.8H
+	WORD $0x6e43fc31 // BFDOT V17.4S, V1.8H, V3.8H
+	WORD $0x6e44fc12 // BFDOT V18.4S, V0.8H, V4.8H
+	WORD $0x6e45fc33 // BFDOT V19.4S, V1.8H, V5.8H
+	WORD $0x6e46fc14 // BFDOT V20.4S, V0.8H, V6.8H
+	WORD $0x6e47fc35 // BFDOT V21.4S, V1.8H, V7.8H
+	WORD $0x6e48fc16 // BFDOT V22.4S, V0.8H, V8.8H
+	WORD $0x6e49fc37 // BFDOT V23.4S, V1.8H, V9.8H
+	SUBS $1, R8, R8
+	BNE bf16x4l16
+bf16x4s8:
+	CBZ R11, bf16x4s1
+	VLD1.P 16(R14), [V0.H8]
+	VLD1.P 16(R15), [V2.H8]
+	VLD1.P 16(R16), [V4.H8]
+	VLD1.P 16(R17), [V6.H8]
+	VLD1.P 16(R19), [V8.H8]
+	WORD $0x6e42fc10 // BFDOT V16.4S, V0.8H, V2.8H
+	WORD $0x6e44fc12 // BFDOT V18.4S, V0.8H, V4.8H
+	WORD $0x6e46fc14 // BFDOT V20.4S, V0.8H, V6.8H
+	WORD $0x6e48fc16 // BFDOT V22.4S, V0.8H, V8.8H
+bf16x4s1:
+	CBZ R12, bf16x4sum
+	MOVD R12, R8
+bf16x4l1:
+	MOVHU.P 2(R14), R20
+	LSLW $16, R20, R20
+	FMOVS R20, F1
+	MOVHU.P 2(R15), R21
+	LSLW $16, R21, R21
+	FMOVS R21, F2
+	FMULS F1, F2, F2
+	FADDS F2, F24, F24
+	MOVHU.P 2(R16), R21
+	LSLW $16, R21, R21
+	FMOVS R21, F2
+	FMULS F1, F2, F2
+	FADDS F2, F25, F25
+	MOVHU.P 2(R17), R21
+	LSLW $16, R21, R21
+	FMOVS R21, F2
+	FMULS F1, F2, F2
+	FADDS F2, F26, F26
+	MOVHU.P 2(R19), R21
+	LSLW $16, R21, R21
+	FMOVS R21, F2
+	FMULS F1, F2, F2
+	FADDS F2, F27, F27
+	SUBS $1, R8, R8
+	BNE bf16x4l1
+bf16x4sum:
+	WORD $0x4e31d610 // FADD V16.4S, V16.4S, V17.4S
+	WORD $0x6e30d610 // FADDP V16.4S, V16.4S, V16.4S
+	WORD $0x7e30da10 // FADDP S16, V16.2S
+	FADDS F24, F16, F16
+	WORD $0x4e33d652 // FADD V18.4S, V18.4S, V19.4S
+	WORD $0x6e32d652 // FADDP V18.4S, V18.4S, V18.4S
+	WORD $0x7e30da52 // FADDP S18, V18.2S
+	FADDS F25, F18, F18
+	WORD $0x4e35d694 // FADD V20.4S, V20.4S, V21.4S
+	WORD $0x6e34d694 // FADDP V20.4S, V20.4S, V20.4S
+	WORD $0x7e30da94 // FADDP S20, V20.2S
+	FADDS F26, F20, F20
+	WORD $0x4e37d6d6 // FADD V22.4S, V22.4S, V23.4S
+	WORD $0x6e36d6d6 // FADDP V22.4S, V22.4S, V22.4S
+	WORD $0x7e30dad6 // FADDP S22, V22.2S
+	FADDS F27, F22, F22
+	CBZ R7, bf16x4store
+	MOVD R5, R21
+	FMOVS (R21), F28
+	ADD R6, R21, R21
+	FMOVS (R21), F29
+	ADD R6, R21, R21
+	FMOVS (R21), F30
+	ADD R6, R21, R21
+	FMOVS (R21), F31
+	FADDS F28, F16, F16
+	FADDS F29, F18, F18
+	FADDS F30, F20, F20
+	FADDS F31, F22, F22
+bf16x4store:
+	MOVD R5, R21
+	FMOVS F16, (R21)
+	ADD R6, R21, R21
+	FMOVS F18, (R21)
+	ADD R6, R21, R21
+	FMOVS F20, (R21)
+	ADD R6, R21, R21
+	FMOVS F22, (R21)
+	ADD $4, R5, R5
+	ADD R1, R0, R0
+	SUBS $1, R4, R4
+	BNE bf16x4row
+	RET

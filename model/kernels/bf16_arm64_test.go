@@ -12,42 +12,61 @@ import (
 	"github.com/droidgo/droidgo/model/quant"
 )
 
-// TestMatVecBF16Bound holds the BFDOT kernel to the error bound stated at
-// bf16MV against the exact dot product (float64 sums of the exact
-// products), on positive terms, where |exact| is the whole magnitude: a
-// lost or doubled product shows unless it is below the bound (at most
-// 1.4e-5 of the sum here), a lost tail or block of products always.
+// TestMatVecBF16Bound holds the BFDOT kernels, one token (bf16MV) and 4
+// (bf16MVx4), to the error bounds stated at them against the exact dot
+// product (float64 sums of the exact products), on positive terms, where
+// |exact| is the whole magnitude: a lost or doubled product shows unless
+// it is below the bound (at most 1.4e-5 of the sum for one token, 5.0e-5
+// for 4), a lost tail or block of products always.
 func TestMatVecBF16Bound(t *testing.T) {
 	if !hasBF16() {
 		t.Skip("no FEAT_BF16 (BFDOT)")
 	}
 	r := rand.New(rand.NewPCG(51, 52))
-	for _, n := range []int{1, 7, 8, 9, 63, 64, 65, 127, 200, 2048, 2053, 6656} {
-		const rows = 3
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 200, 2048, 2053, 6656} {
+		const rows, ldo = 3, 5
 		w := make([]byte, 1+2*rows*n)[1:] // unaligned rows
 		for i := 0; i < rows*n; i++ {
 			binary.LittleEndian.PutUint16(w[2*i:], quant.FP32ToBF16(float32(r.ExpFloat64())))
 		}
-		x := make([]float32, n)
+		x := make([]float32, 4*n)
 		for i := range x {
 			x[i] = float32(r.ExpFloat64())
 		}
 		quant.RoundBF16(x)
-		out := make([]float32, rows+1)
-		out[rows] = 42
-		bf16MV(w, rows, x, out)
+		out1 := make([]float32, rows+1)
+		out1[rows] = 42
+		bf16MV(w, rows, x[:n], out1)
+		out4 := make([]float32, 3*ldo+rows+1)
+		for i := range out4 {
+			out4[i] = 42
+		}
+		bf16MVx4(w, n, x, n, n, rows, out4, ldo, false)
 		for i := 0; i < rows; i++ {
-			var exact float64
-			for k, v := range x {
-				exact += float64(quant.BF16ToFP32(binary.LittleEndian.Uint16(w[2*(i*n+k):]))) * float64(v)
-			}
-			bound := (float64(n)/64 + 11) * 0x1p-23 * exact
-			if d := math.Abs(float64(out[i]) - exact); !(d <= bound) {
-				t.Errorf("n=%d row %d: got %v, exact %v: error %g > bound %g", n, i, out[i], exact, d, bound)
+			for tok := 0; tok < 4; tok++ {
+				var exact float64
+				for k, v := range x[tok*n : (tok+1)*n] {
+					exact += float64(quant.BF16ToFP32(binary.LittleEndian.Uint16(w[2*(i*n+k):]))) * float64(v)
+				}
+				check := func(kernel string, got float32, units float64) {
+					bound := units * 0x1p-23 * exact
+					if d := math.Abs(float64(got) - exact); !(d <= bound) {
+						t.Errorf("%s n=%d row %d token %d: got %v, exact %v: error %g > bound %g", kernel, n, i, tok, got, exact, d, bound)
+					}
+				}
+				if tok == 0 {
+					check("bf16MV", out1[i], float64(n)/64+11)
+				}
+				check("bf16MVx4", out4[tok*ldo+i], float64(n)/16+5)
 			}
 		}
-		if out[rows] != 42 {
-			t.Errorf("n=%d: wrote past rows", n)
+		if out1[rows] != 42 {
+			t.Errorf("bf16MV n=%d: wrote past rows", n)
+		}
+		for i, v := range out4 {
+			if i%ldo >= rows && v != 42 {
+				t.Errorf("bf16MVx4 n=%d: wrote out[%d] outside the 4 x %d outputs", n, i, rows)
+			}
 		}
 	}
 }

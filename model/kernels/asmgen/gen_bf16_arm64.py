@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Generates bf16_arm64.s (go generate in model/kernels, or
-# python3 asmgen/gen_bf16_arm64.py [DIR]): the one-token BF16 product with
-# BFDOT (FEAT_BF16) and the conversion of its activations to bf16. The Go
+# python3 asmgen/gen_bf16_arm64.py [DIR]): the one- and 4-token BF16
+# products with BFDOT (FEAT_BF16) and the conversion of their activations
+# to bf16. The Go
 # assembler lacks BFDOT, BFCVTN, BFCVTN2, BFCVT and FADDP: they are
 # WORD-encoded with the mnemonic in the comment (TestArm64Words checks them
 # with objdump).
@@ -97,6 +98,67 @@ e(faddp(16, 16, 16)); e(faddps(16, 16))
 e("FADDS F24, F16, F16")
 e("FMOVS.P F16, 4(R4)")
 e("SUBS $1, R3, R3"); e("BNE bf16dotrow")
+e("RET")
+
+TOK = ["R15", "R16", "R17", "R19"]  # the 4 tokens' bf16 activations
+o.append("""
+// func bf16DOTx4(w *byte, ws int, x *byte, n, rows int, out *float32, ldo int, acc bool)
+//
+// out[t*ldo+r] (or += with acc) = row r of w (rows of n bf16, ws apart)
+// times token t of x (4 x n bf16, one after the other), t < 4: per row,
+// 16 k per iteration into 2 accumulators per token, then one step of 8,
+// the last n%8 in scalar float32, each token's 8 lanes summed by a tree.
+// With acc, the 4 old outputs are read before any is written (ldo may be
+// 0: four copies of one token).""")
+o.append("TEXT ·bf16DOTx4(SB), NOSPLIT, $0-57")
+e("MOVD w+0(FP), R0"); e("MOVD ws+8(FP), R1"); e("MOVD x+16(FP), R2"); e("MOVD n+24(FP), R3")
+e("MOVD rows+32(FP), R4"); e("MOVD out+40(FP), R5"); e("MOVD ldo+48(FP), R6"); e("MOVBU acc+56(FP), R7")
+e("LSL $1, R1, R1"); e("LSL $2, R6, R6")
+e("LSR $4, R3, R10")       # iterations of 16
+e("UBFX $3, R3, $1, R11")  # one step of 8 or none
+e("AND $7, R3, R12")       # single elements
+e("LSL $1, R3, R13")       # bytes per token
+e("bf16x4row:")
+e("MOVD R0, R14"); e(f"MOVD R2, {TOK[0]}")
+for t in range(1, 4): e(f"ADD R13, {TOK[t - 1]}, {TOK[t]}")
+for v in list(range(16, 24)) + list(range(24, 28)): e(f"VMOVI $0, V{v}.B16")
+e("CBZ R10, bf16x4s8"); e("MOVD R10, R8")
+e("bf16x4l16:")
+e("VLD1.P 32(R14), [V0.H8, V1.H8]")
+for t in range(4): e(f"VLD1.P 32({TOK[t]}), [V{2 + 2 * t}.H8, V{3 + 2 * t}.H8]")
+for t in range(4):
+    for h in range(2): e(bfdot(16 + 2 * t + h, h, 2 + 2 * t + h))
+e("SUBS $1, R8, R8"); e("BNE bf16x4l16")
+e("bf16x4s8:")
+e("CBZ R11, bf16x4s1")
+e("VLD1.P 16(R14), [V0.H8]")
+for t in range(4): e(f"VLD1.P 16({TOK[t]}), [V{2 + 2 * t}.H8]")
+for t in range(4): e(bfdot(16 + 2 * t, 0, 2 + 2 * t))
+e("bf16x4s1:")
+e("CBZ R12, bf16x4sum"); e("MOVD R12, R8")
+e("bf16x4l1:")
+e("MOVHU.P 2(R14), R20"); e("LSLW $16, R20, R20"); e("FMOVS R20, F1")
+for t in range(4):
+    e(f"MOVHU.P 2({TOK[t]}), R21"); e("LSLW $16, R21, R21"); e("FMOVS R21, F2")
+    e("FMULS F1, F2, F2"); e(f"FADDS F2, F{24 + t}, F{24 + t}")
+e("SUBS $1, R8, R8"); e("BNE bf16x4l1")
+e("bf16x4sum:")
+for t in range(4):
+    a = 16 + 2 * t
+    e(fadd(a, a, a + 1)); e(faddp(a, a, a)); e(faddps(a, a)); e(f"FADDS F{24 + t}, F{a}, F{a}")
+e("CBZ R7, bf16x4store")
+e("MOVD R5, R21")
+for t in range(4):
+    if t: e("ADD R6, R21, R21")
+    e(f"FMOVS (R21), F{28 + t}")
+for t in range(4): e(f"FADDS F{28 + t}, F{16 + 2 * t}, F{16 + 2 * t}")
+e("bf16x4store:")
+e("MOVD R5, R21")
+for t in range(4):
+    if t: e("ADD R6, R21, R21")
+    e(f"FMOVS F{16 + 2 * t}, (R21)")
+e("ADD $4, R5, R5"); e("ADD R1, R0, R0")
+e("SUBS $1, R4, R4"); e("BNE bf16x4row")
 e("RET")
 
 with open(os.path.join(OUT, "bf16_arm64.s"), "w") as f:
