@@ -3,9 +3,10 @@
 package kernels
 
 // bf16Table adds the FEAT_BF16 kernels to a table of the i8mm level (every
-// core with FEAT_BF16 so far has i8mm too): BFMMLA for batches (bf16MM) and
-// BFDOT for one token (bf16MV). Without FEAT_BF16 (which x/sys/cpu does not
-// report; hasBF16 reads HWCAP2) the table is returned as it is.
+// core with FEAT_BF16 so far has i8mm too): BFMMLA for batches (bf16MM),
+// BFDOT for one token (bf16MV) and for 4 (bf16MVx4). Without FEAT_BF16
+// (which x/sys/cpu does not report; hasBF16 reads HWCAP2) the table is
+// returned as it is.
 func bf16Table(t table) table {
 	if hasBF16() {
 		t.bf16mm = bf16MM
