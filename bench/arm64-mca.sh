@@ -33,10 +33,15 @@ aarch64-linux-gnu-objdump -d --no-show-raw-insn "$tmp/k.test" >"$tmp/dis"
 printf '%-10s %-12s %6s %10s %8s\n' kernel cpu insns cycles/blk MAC/cyc
 # kernel:MACs per loop iteration
 for k in q80MMLA:512 q80MMLA8:2048 q4kMMLA:4096 q6kMMLA:4096 bf16MMLA:64 q80DOTmm:512 q4kDOTmm:4096 q6kDOTmm:4096 \
-	q80DOTx4:128 q4kDOTx4:1024 q6kDOTx4:1024 q80DOT:32 q4kDOT:256 q6kDOT:256 q5kDOT:256; do
-	name=${k%%:*} macs=${k##*:}
-	# The block loop: from the target of the function's first b.ne to it.
-	python3 "$here/mca_loops.py" "$tmp/dis" "github.com/droidgo/droidgo/model/kernels.$name.abi0" first-bne "$tmp/$name.s"
+	q80DOTx4:128 q4kDOTx4:1024 q6kDOTx4:1024 q80DOT:32 q4kDOT:256 q6kDOT:256 q5kDOT:256 \
+	bf16NEON:16:first-back bf16DOT:64:first-back bf16NEONx4:64 bf16DOTx4:64:first-back; do
+	name=${k%%:*} macs=${k#*:} loop=first-bne
+	case $macs in *:*) loop=${macs#*:} macs=${macs%%:*} ;; esac
+	# The block loop: from the target of the function's first b.ne to it
+	# (first-back: its first backward branch, which ends the main loop of
+	# the BF16 kernels written that way: 16 or 64 k of one row, or for
+	# bf16DOTx4 16 k of one row times 4 tokens).
+	python3 "$here/mca_loops.py" "$tmp/dis" "github.com/droidgo/droidgo/model/kernels.$name.abi0" $loop "$tmp/$name.s"
 	n=$(wc -l <"$tmp/$name.s")
 	for c in $cpus; do
 		cyc=$("$mca" -mtriple=aarch64 -mcpu="$c" -mattr=+dotprod,+i8mm,+bf16 -iterations=100 "$tmp/$name.s" 2>/dev/null | awk '/^Total Cycles:/ {print $3/100}')

@@ -5,6 +5,9 @@
 #   mca_loops.py DIS FUNC first-bne OUT
 #       the body from the target of FUNC's first b.ne to it (droidgo's
 #       kernels: their block loop)
+#   mca_loops.py DIS FUNC first-back OUT
+#       the same for FUNC's first backward branch of any kind (the float
+#       one-token kernels, whose main loop ends in an unconditional b)
 #   mca_loops.py DIS FUNC hot INNER OUTER
 #       the innermost loop with the most SMMLA/SDOT instructions into INNER,
 #       and the rest of the smallest loop enclosing it into OUTER; prints
@@ -36,16 +39,21 @@ def clean(body):
 dis, fn, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 lines = load(dis, fn)
 at = {a: i for i, (a, _) in enumerate(lines)}
-if mode == 'first-bne':
-    i = [i for i, (_, t) in enumerate(lines) if t.startswith('b.ne')][0]
-    s = at[int(lines[i][1].split()[1], 16)]
+def target(t):
+    return int(re.findall(r'\b([0-9a-f]+)\b', t.split(None, 1)[1])[-1], 16)
+if mode in ('first-bne', 'first-back'):
+    if mode == 'first-bne':
+        i = [i for i, (_, t) in enumerate(lines) if t.startswith('b.ne')][0]
+    else:
+        i = [i for i, (a, t) in enumerate(lines) if BR.match(t) and target(t) < a][0]
+    s = at[target(lines[i][1])]
     open(sys.argv[4], 'w').write('\n'.join(clean(lines[s:i + 1])) + '\n')
     sys.exit(0)
 loops = []
 for i, (a, t) in enumerate(lines):
     m = BR.match(t)
     if m:
-        tgt = int(re.findall(r'\b([0-9a-f]+)\b', t.split(None, 1)[1])[-1], 16)
+        tgt = target(t)
         if tgt < a and tgt in at:
             loops.append((at[tgt], i))
 def macs(s, e):

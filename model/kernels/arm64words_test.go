@@ -40,8 +40,12 @@ func TestArm64Words(t *testing.T) {
 			defer fh.Close()
 			var code []byte
 			var want []string
+			words := 0 // lines with a WORD directive, which the pattern must all match
 			sc := bufio.NewScanner(fh)
 			for sc.Scan() {
+				if strings.Contains(sc.Text(), "WORD $") {
+					words++
+				}
 				m := word.FindStringSubmatch(sc.Text())
 				if m == nil {
 					continue
@@ -56,8 +60,11 @@ func TestArm64Words(t *testing.T) {
 			if err := sc.Err(); err != nil {
 				t.Fatal(err)
 			}
+			if len(want) != words {
+				t.Fatalf("%d WORD directives, %d of them \"WORD $hex // mnemonic\"", words, len(want))
+			}
 			if len(want) == 0 {
-				t.Fatal("no WORD lines")
+				t.Skip("no WORD-encoded instructions")
 			}
 			bin := filepath.Join(t.TempDir(), "words.bin")
 			if err := os.WriteFile(bin, code, 0o644); err != nil {

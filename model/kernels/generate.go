@@ -7,8 +7,9 @@ package kernels
 // TestAMXEncodings.
 
 // arm64: NEON/SDOT one- and 4-token kernels, SMMLA/SDOT matrix-matrix
-// micro-kernels, Q4_0, and the interleaved-layout decode kernels and
-// prefill packers; the Go constants of the packed layouts both sides use
+// micro-kernels, Q4_0, the interleaved-layout decode kernels and prefill
+// packers, the BFDOT one-token BF16 kernel and the load-time repack copy;
+// the Go constants of the packed layouts both sides use
 // (asmgen/mmlayout.py -> mmlayout_arm64.go).
 //go:generate python3 asmgen/gen_arm64.py
 //go:generate python3 asmgen/gen_mmla_arm64.py
@@ -17,6 +18,8 @@ package kernels
 //go:generate python3 asmgen/gen_x8pack_arm64.py
 //go:generate python3 asmgen/gen_quant_arm64.py
 //go:generate python3 asmgen/gen_gelu_arm64.py
+//go:generate python3 asmgen/gen_bf16_arm64.py
+//go:generate python3 asmgen/gen_repack_arm64.py
 //go:generate python3 asmgen/gen_mmlayout.py
 
 // amd64: the AMX tile kernels and the avxvnni level (VEX VNNI, byte-encoded).

@@ -332,8 +332,9 @@ func MatVecF16(w []byte, rows int, x []float32, out []float32) {
 }
 
 // MatVecBF16 sets out[r] = quant.DotBF16(row r of w, x) for r < rows, each row
-// being len(x) bfloat16s. Like the reference, x is used as given: round it
-// with quant.RoundBF16 first to reproduce ggml's results.
+// being len(x) bfloat16s. x must hold bf16 values (quant.RoundBF16), as
+// ggml's activations for BF16 weights do: kernels that multiply in bf16
+// (arm64's BFDOT) round any other value to the nearest bf16 first.
 func MatVecBF16(w []byte, rows int, x []float32, out []float32) {
 	checkQ("MatVecBF16", len(w), rows, 2*len(x), len(out))
 	if rows == 0 || len(x) == 0 {

@@ -101,8 +101,9 @@ func MatMulF16(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	matMulFloat("MatMulF16", w, rows, x, b, out, ldo, 2, MatVecF16, cur.f164)
 }
 
-// MatMulBF16 is MatMulF16 for BF16 weights (x rounded with quant.RoundBF16
-// to match ggml).
+// MatMulBF16 is MatMulF16 for BF16 weights; x must hold bf16 values
+// (quant.RoundBF16), as for MatVecBF16: the matrix-matrix kernels (BFMMLA,
+// AMX) take each value's upper 16 bits, arm64's BFDOT ones round it.
 func MatMulBF16(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	if useGemm(cur.bf16mm != nil, "MatMulBF16", len(w), rows, 2, len(x), b, len(out), ldo) {
 		cur.bf16mm(w, rows, x, b, out, ldo)

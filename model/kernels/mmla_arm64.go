@@ -50,14 +50,11 @@ import (
 // generators of the micro-kernels and of the assembly packers read too.
 
 // i8mmTable adds the SMMLA matrix-matrix kernels to the dotprod level's
-// table t: Q8_0, Q4_0, Q4_K, Q5_K and Q6_K, and BF16 with BFMMLA (the plain and the interleaved
-// K-quant layouts share them: both are unpacked to the same packed quads).
+// table t: Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (the plain and the interleaved
+// K-quant layouts share them: both are unpacked to the same packed quads),
+// and where FEAT_BF16 is present the BF16 ones of bf16Table.
 func i8mmTable(t table) table {
-	t = mmTable(t, mmKernels{q80: q80MMLA, q4k: q4kMMLA, q6k: q6kMMLA, q808: q80MMLA8})
-	if hasBF16() {
-		t.bf16mm = bf16MM
-	}
-	return t
+	return bf16Table(mmTable(t, mmKernels{q80: q80MMLA, q4k: q4kMMLA, q6k: q6kMMLA, q808: q80MMLA8}))
 }
 
 // bf16MM is the BF16 matrix-matrix product with BFMMLA (FEAT_BF16, present

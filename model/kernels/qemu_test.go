@@ -57,7 +57,7 @@ func TestQEMUArm64(t *testing.T) {
 }
 
 // qemuTests are the tests the emulated arm64 runs run.
-const qemuTests = "^Test(MatVec|MatMul|Gemm|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride|BF16Detect|Quantize|BatchInvariant|GELU|RoundF16|EncodeF16)"
+const qemuTests = "^Test(MatVec|MatMul|Gemm|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride|BF16Detect|Quantize|BatchInvariant|GELU|RoundF16|EncodeF16|Repack)"
 
 // TestISAMatches checks the level chosen at start-up when the caller says
 // which one to expect (the qemu test does, per emulated CPU model), and

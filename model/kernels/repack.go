@@ -79,6 +79,18 @@ func Repack(t quant.Type, dst, src []byte, rows, cols int) error {
 	if len(src) != rows*rb || len(dst) != len(src) {
 		return fmt.Errorf("repack %v: %d x %d needs %d bytes, have %d in and %d out", t, rows, cols, rows*rb, len(src), len(dst))
 	}
+	if rows == 0 || rb == 0 {
+		return nil
+	}
+	if !repackArch(t, dst, src, rows, rb) {
+		repackGo(t, dst, src, rows, rb)
+	}
+	return nil
+}
+
+// repackGo is Repack's copy in Go, group block by group block: the
+// reference for the assembly copies of repackArch (repack_arm64.s).
+func repackGo(t quant.Type, dst, src []byte, rows, rb int) {
 	bs := t.TypeSize()
 	nb := rb / bs
 	pack := packGroupQ6K
@@ -93,7 +105,6 @@ func Repack(t quant.Type, dst, src []byte, rows, cols int) error {
 			pack(dst[(g*nb+b*Interleave)*bs:(g*nb+(b+1)*Interleave)*bs], src[g*rb+b*bs:], rb)
 		}
 	}
-	return nil
 }
 
 // RepackedRow writes row r of the interleaved rows x cols matrix w back into

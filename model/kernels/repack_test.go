@@ -54,6 +54,55 @@ func TestRepackRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRepackArch holds the architecture's copy (repackArch, NEON on arm64)
+// to repackGo byte for byte: every type, one and several groups, one and
+// many blocks per row (odd counts too), unaligned source and destination,
+// the source left as it was and nothing written around the destination.
+func TestRepackArch(t *testing.T) {
+	const guard = 64
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+		for _, rows := range []int{8, 16, 40} {
+			for _, cols := range []int{256, 768, 2816} {
+				rb := typ.RowSize(cols)
+				src := make([]byte, 3+rows*rb)[3:]
+				for i := range src {
+					src[i] = byte(r.Uint32())
+				}
+				orig := bytes.Clone(src)
+				want := make([]byte, len(src))
+				repackGo(typ, want, src, rows, rb)
+				buf := bytes.Repeat([]byte{0xa5}, 2*guard+1+len(src))
+				got := buf[guard+1 : guard+1+len(src)]
+				if !repackArch(typ, got, src, rows, rb) {
+					t.Skipf("no assembly copy of the repack on %s", runtime.GOARCH)
+				}
+				what := fmt.Sprintf("%v %d x %d", typ, rows, cols)
+				if i := firstDiff(got, want); i >= 0 {
+					t.Errorf("%s: byte %d (group block %d, offset %d) is %#02x, want %#02x", what, i, i/(Interleave*typ.TypeSize()), i%(Interleave*typ.TypeSize()), got[i], want[i])
+				}
+				if !bytes.Equal(src, orig) {
+					t.Errorf("%s: the source changed", what)
+				}
+				if bytes.Count(buf[:guard+1], []byte{0xa5}) != guard+1 || bytes.Count(buf[guard+1+len(src):], []byte{0xa5}) != guard {
+					t.Errorf("%s: wrote outside the destination", what)
+				}
+			}
+		}
+	}
+}
+
+// firstDiff returns the first index where a and b (of equal length) differ,
+// or -1.
+func firstDiff(a, b []byte) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
 func TestRepackRejectsBadShapes(t *testing.T) {
 	src := make([]byte, 8*quant.BlockQ4_KSize)
 	for _, c := range []struct {
@@ -251,12 +300,14 @@ func BenchmarkMatVecX8(b *testing.B) {
 }
 
 // BenchmarkRepack measures the load-time cost of interleaving (bytes of
-// matrix per second, one thread, destination already faulted in).
+// matrix per second, one thread, destination already faulted in): Repack,
+// and beside it (TYPE_go) the Go copy where the architecture has its own.
 func BenchmarkRepack(b *testing.B) {
 	r := rand.New(rand.NewPCG(29, 30))
-	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K} {
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
 		const rows, cols = 2048, 2048
-		w := makeWeights(r, layouts[typ], cols/256, rows, modeNormal)
+		lay := layouts[typ]
+		w := makeWeights(r, lay, cols/lay.n, rows, modeNormal)
 		x := make([]byte, len(w))
 		b.Run(typ.String(), func(b *testing.B) {
 			b.SetBytes(int64(len(w)))
@@ -266,6 +317,14 @@ func BenchmarkRepack(b *testing.B) {
 				}
 			}
 		})
+		if repackArch(typ, x, w, rows, len(w)/rows) {
+			b.Run(typ.String()+"_go", func(b *testing.B) {
+				b.SetBytes(int64(len(w)))
+				for b.Loop() {
+					repackGo(typ, x, w, rows, len(w)/rows)
+				}
+			})
+		}
 	}
 }
 

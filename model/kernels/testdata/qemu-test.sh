@@ -11,7 +11,7 @@ bin=$(mktemp /tmp/kernels-arm64.XXXXXX)
 gen=$(mktemp -d /tmp/kernels-gen.XXXXXX)
 trap 'rm -rf "$bin" "$gen"' EXIT
 (cd "$dir" && CGO_ENABLED=0 GOOS=linux GOARCH=arm64 go test -c -o "$bin" .)
-run='^Test(MatVec|MatMul|Gemm|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride|BF16Detect|QuantizeQ8_0|BatchInvariant)'
+run='^Test(MatVec|MatMul|Gemm|DotAxpy|Levels|ShortBuffers|ISAMatches|EnvOverride|BF16Detect|Quantize|BatchInvariant|GELU|RoundF16|EncodeF16|Repack)'
 export DROIDGO_TEST_ONE_LEVEL=1
 DROIDGO_WANT_ISA=i8mm DROIDGO_WANT_BF16=1 qemu-aarch64-static -cpu max,sve-default-vector-length=16 "$bin" -test.short -test.run "$run"
 DROIDGO_WANT_ISA=dotprod DROIDGO_WANT_BF16=0 qemu-aarch64-static -cpu cortex-a76 "$bin" -test.short -test.run "$run"
