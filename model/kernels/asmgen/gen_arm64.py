@@ -11,28 +11,7 @@ OUT = []
 
 # A64 encoders for instructions the Go assembler lacks. Each returns
 # "WORD $0x........ // mnemonic".
-def W(v, m): return f"WORD ${v:#010x} // {m}"
-def sdot(d,n,m): return W(0x4E809400|m<<16|n<<5|d, f"SDOT V{d}.4S, V{n}.16B, V{m}.16B")
-def scvtf(d,n): return W(0x4E21D800|n<<5|d, f"SCVTF V{d}.4S, V{n}.4S")
-def fmul(d,n,m): return W(0x6E20DC00|m<<16|n<<5|d, f"FMUL V{d}.4S, V{n}.4S, V{m}.4S")
-def fadd(d,n,m): return W(0x4E20D400|m<<16|n<<5|d, f"FADD V{d}.4S, V{n}.4S, V{m}.4S")
-def fsub(d,n,m): return W(0x4EA0D400|m<<16|n<<5|d, f"FSUB V{d}.4S, V{n}.4S, V{m}.4S")
-def faddp(d,n,m): return W(0x6E20D400|m<<16|n<<5|d, f"FADDP V{d}.4S, V{n}.4S, V{m}.4S")
-def faddps(d,n): return W(0x7E30D800|n<<5|d, f"FADDP S{d}, V{n}.2S")
-def fcvtl(d,n): return W(0x0E217800|n<<5|d, f"FCVTL V{d}.4S, V{n}.4H")
-def fcvtl2(d,n): return W(0x4E217800|n<<5|d, f"FCVTL2 V{d}.4S, V{n}.8H")
-def addp8h(d,n,m): return W(0x4E60BC00|m<<16|n<<5|d, f"ADDP V{d}.8H, V{n}.8H, V{m}.8H")
-def smull(d,n,m): return W(0x0E60C000|m<<16|n<<5|d, f"SMULL V{d}.4S, V{n}.4H, V{m}.4H")
-def smlal(d,n,m): return W(0x0E608000|m<<16|n<<5|d, f"SMLAL V{d}.4S, V{n}.4H, V{m}.4H")
-def smlal2(d,n,m): return W(0x4E608000|m<<16|n<<5|d, f"SMLAL2 V{d}.4S, V{n}.8H, V{m}.8H")
-def sxtl8h(d,n): return W(0x0F08A400|n<<5|d, f"SXTL V{d}.8H, V{n}.8B")
-def sxtl2_8h(d,n): return W(0x4F08A400|n<<5|d, f"SXTL2 V{d}.8H, V{n}.16B")
-def sxtl4s(d,n): return W(0x0F10A400|n<<5|d, f"SXTL V{d}.4S, V{n}.4H")
-def sxtl2_4s(d,n): return W(0x4F10A400|n<<5|d, f"SXTL2 V{d}.4S, V{n}.8H")
-def smull8(d,n,m): return W(0x0E20C000|m<<16|n<<5|d, f"SMULL V{d}.8H, V{n}.8B, V{m}.8B")
-def smull2_8(d,n,m): return W(0x4E20C000|m<<16|n<<5|d, f"SMULL2 V{d}.8H, V{n}.16B, V{m}.16B")
-def sadalp(d,n): return W(0x4E606800|n<<5|d, f"SADALP V{d}.4S, V{n}.8H")
-def mla_el(d,n,m,i): return W(0x6F800000|(i&1)<<21|(m>>4&1)<<20|(m&15)<<16|(i>>1)<<11|n<<5|d, f"MLA V{d}.4S, V{n}.4S, V{m}.S[{i}]")
+from a64 import *  # noqa: F403 (the shared encoders)
 
 o=[]
 def e(s=""): o.append(("\t"+s) if s and not s.endswith(":") else s)

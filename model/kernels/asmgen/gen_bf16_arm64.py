@@ -10,14 +10,7 @@ import os, sys
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 
-def W(v, m): return f"WORD ${v:#010x} // {m}"
-def bfdot(d, n, m): return W(0x6E40FC00 | m << 16 | n << 5 | d, f"BFDOT V{d}.4S, V{n}.8H, V{m}.8H")
-def bfcvtn(d, n): return W(0x0EA16800 | n << 5 | d, f"BFCVTN V{d}.4H, V{n}.4S")
-def bfcvtn2(d, n): return W(0x4EA16800 | n << 5 | d, f"BFCVTN2 V{d}.8H, V{n}.4S")
-def bfcvt(d, n): return W(0x1E634000 | n << 5 | d, f"BFCVT H{d}, S{n}")
-def fadd(d, n, m): return W(0x4E20D400 | m << 16 | n << 5 | d, f"FADD V{d}.4S, V{n}.4S, V{m}.4S")
-def faddp(d, n, m): return W(0x6E20D400 | m << 16 | n << 5 | d, f"FADDP V{d}.4S, V{n}.4S, V{m}.4S")
-def faddps(d, n): return W(0x7E30D800 | n << 5 | d, f"FADDP S{d}, V{n}.2S")
+from a64 import *  # noqa: F403 (the shared encoders)
 
 o = []
 def e(s=""): o.append(("\t" + s) if s and not s.endswith(":") else s)

@@ -9,12 +9,7 @@ import os, sys
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 
-def W(v, m): return f"WORD ${v:#010x} // {m}"
-def fcvtn(d, n): return W(0x0E216800 | n << 5 | d, f"FCVTN V{d}.4H, V{n}.4S")
-def fcvtn2(d, n): return W(0x4E216800 | n << 5 | d, f"FCVTN2 V{d}.8H, V{n}.4S")
-def fcmge(d, n, m): return W(0x6E20E400 | m << 16 | n << 5 | d, f"FCMGE V{d}.4S, V{n}.4S, V{m}.4S")
-def fmul(d, n, m): return W(0x6E20DC00 | m << 16 | n << 5 | d, f"FMUL V{d}.4S, V{n}.4S, V{m}.4S")
-def bic(d, n, m): return W(0x4E601C00 | m << 16 | n << 5 | d, f"BIC V{d}.16B, V{n}.16B, V{m}.16B")
+from a64 import *  # noqa: F403 (the shared encoders)
 
 o = []
 def e(s=""): o.append(("\t" + s) if s and not s.endswith(":") else s)

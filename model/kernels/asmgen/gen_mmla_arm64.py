@@ -10,14 +10,7 @@ import mmlayout as L
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
-def W(v, m): return f"WORD ${v:#010x} // {m}"
-def smmla(d, n, m): return W(0x4E80A400 | m << 16 | n << 5 | d, f"SMMLA V{d}.4S, V{n}.16B, V{m}.16B")
-def mla(d, n, m): return W(0x4EA09400 | m << 16 | n << 5 | d, f"MLA V{d}.4S, V{n}.4S, V{m}.4S")
-def scvtf(d, n): return W(0x4E21D800 | n << 5 | d, f"SCVTF V{d}.4S, V{n}.4S")
-def sdot(d, n, m): return W(0x4E809400 | m << 16 | n << 5 | d, f"SDOT V{d}.4S, V{n}.16B, V{m}.16B")
-def faddp(d, n, m): return W(0x6E20D400 | m << 16 | n << 5 | d, f"FADDP V{d}.4S, V{n}.4S, V{m}.4S")
-def bfmmla(d, n, m): return W(0x6E40EC00 | m << 16 | n << 5 | d, f"BFMMLA V{d}.4S, V{n}.8H, V{m}.8H")
-def fmul(d, n, m): return W(0x6E20DC00 | m << 16 | n << 5 | d, f"FMUL V{d}.4S, V{n}.4S, V{m}.4S")
+from a64 import *  # noqa: F403 (the shared encoders)
 
 o = []
 def e(s=""): o.append(("\t" + s) if s and not s.endswith(":") else s)

@@ -7,16 +7,7 @@ import os, sys
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
-def W(v, m): return f"WORD ${v:#010x} // {m}"
-def sdot(d, n, m): return W(0x4E809400 | m << 16 | n << 5 | d, f"SDOT V{d}.4S, V{n}.16B, V{m}.16B")
-def scvtf(d, n): return W(0x4E21D800 | n << 5 | d, f"SCVTF V{d}.4S, V{n}.4S")
-def fmul(d, n, m): return W(0x6E20DC00 | m << 16 | n << 5 | d, f"FMUL V{d}.4S, V{n}.4S, V{m}.4S")
-def faddp(d, n, m): return W(0x6E20D400 | m << 16 | n << 5 | d, f"FADDP V{d}.4S, V{n}.4S, V{m}.4S")
-def faddps(d, n): return W(0x7E30D800 | n << 5 | d, f"FADDP S{d}, V{n}.2S")
-def fcvtl(d, n): return W(0x0E217800 | n << 5 | d, f"FCVTL V{d}.4S, V{n}.4H")
-def smull8(d, n, m): return W(0x0E20C000 | m << 16 | n << 5 | d, f"SMULL V{d}.8H, V{n}.8B, V{m}.8B")
-def smull2_8(d, n, m): return W(0x4E20C000 | m << 16 | n << 5 | d, f"SMULL2 V{d}.8H, V{n}.16B, V{m}.16B")
-def sadalp(d, n): return W(0x4E606800 | n << 5 | d, f"SADALP V{d}.4S, V{n}.8H")
+from a64 import *  # noqa: F403 (the shared encoders)
 
 o = ["""//go:build !purego
 

@@ -9,19 +9,7 @@ import os, sys
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 
-def W(v, m): return f"WORD ${v:#010x} // {m}"
-def fabs(d, n): return W(0x4EA0F800 | n << 5 | d, f"FABS V{d}.4S, V{n}.4S")
-def fmax(d, n, m): return W(0x4E20F400 | m << 16 | n << 5 | d, f"FMAX V{d}.4S, V{n}.4S, V{m}.4S")
-def fmaxv(d, n): return W(0x6E30F800 | n << 5 | d, f"FMAXV S{d}, V{n}.4S")
-def fmul(d, n, m): return W(0x6E20DC00 | m << 16 | n << 5 | d, f"FMUL V{d}.4S, V{n}.4S, V{m}.4S")
-def fmin(d, n, m): return W(0x4EA0F400 | m << 16 | n << 5 | d, f"FMIN V{d}.4S, V{n}.4S, V{m}.4S")
-def fminv(d, n): return W(0x6EB0F800 | n << 5 | d, f"FMINV S{d}, V{n}.4S")
-def smin(d, n, m): return W(0x4EA06C00 | m << 16 | n << 5 | d, f"SMIN V{d}.4S, V{n}.4S, V{m}.4S")
-def fcvtn(d, n): return W(0x0E216800 | n << 5 | d, f"FCVTN V{d}.4H, V{n}.4S")
-def fcvtn2(d, n): return W(0x4E216800 | n << 5 | d, f"FCVTN2 V{d}.8H, V{n}.4S")
-def fcvtl(d, n): return W(0x0E217800 | n << 5 | d, f"FCVTL V{d}.4S, V{n}.4H")
-def fcvtl2(d, n): return W(0x4E217800 | n << 5 | d, f"FCVTL2 V{d}.4S, V{n}.8H")
-def fcvtns(d, n): return W(0x4E21A800 | n << 5 | d, f"FCVTNS V{d}.4S, V{n}.4S")
+from a64 import *  # noqa: F403 (the shared encoders)
 
 o = []
 def e(s=""): o.append(("\t" + s) if s and not s.endswith(":") else s)

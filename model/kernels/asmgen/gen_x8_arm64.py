@@ -9,18 +9,9 @@ import os, sys
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 
-def W(v, m): return f"WORD ${v:#010x} // {m}"
+from a64 import *  # noqa: F403 (the shared encoders)
 def sdot_el(d, n, m, i):
     return W(0x4F80E000 | (i & 1) << 21 | m << 16 | (i >> 1) << 11 | n << 5 | d, f"SDOT V{d}.4S, V{n}.16B, V{m}.4B[{i}]")
-def mla(d, n, m): return W(0x4EA09400 | m << 16 | n << 5 | d, f"MLA V{d}.4S, V{n}.4S, V{m}.4S")
-def mul(d, n, m): return W(0x4EA09C00 | m << 16 | n << 5 | d, f"MUL V{d}.4S, V{n}.4S, V{m}.4S")
-def scvtf(d, n): return W(0x4E21D800 | n << 5 | d, f"SCVTF V{d}.4S, V{n}.4S")
-def fmul(d, n, m): return W(0x6E20DC00 | m << 16 | n << 5 | d, f"FMUL V{d}.4S, V{n}.4S, V{m}.4S")
-def fcvtl(d, n): return W(0x0E217800 | n << 5 | d, f"FCVTL V{d}.4S, V{n}.4H")
-def fcvtl2(d, n): return W(0x4E217800 | n << 5 | d, f"FCVTL2 V{d}.4S, V{n}.8H")
-def addp8h(d, n, m): return W(0x4E60BC00 | m << 16 | n << 5 | d, f"ADDP V{d}.8H, V{n}.8H, V{m}.8H")
-def sxtl8h(d, n, hi): return W((0x4F08A400 if hi else 0x0F08A400) | n << 5 | d, f"SXTL{'2' if hi else ''} V{d}.8H, V{n}.{'16B' if hi else '8B'}")
-def sxtl4s(d, n, hi): return W((0x4F10A400 if hi else 0x0F10A400) | n << 5 | d, f"SXTL{'2' if hi else ''} V{d}.4S, V{n}.{'8H' if hi else '4H'}")
 def _el16(base, hi, d, n, m, i, name):
     assert m < 16
     v = (base | 0x40000000 if hi else base) | (i >> 2) << 11 | (i >> 1 & 1) << 21 | (i & 1) << 20 | m << 16 | n << 5 | d

@@ -11,12 +11,7 @@ import mmlayout as L
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 
-def W(v, m): return f"WORD ${v:#010x} // {m}"
-def fcvtl(d, n): return W(0x0E217800 | n << 5 | d, f"FCVTL V{d}.4S, V{n}.4H")
-def fcvtl2(d, n): return W(0x4E217800 | n << 5 | d, f"FCVTL2 V{d}.4S, V{n}.8H")
-def fneg(d, n): return W(0x6EA0F800 | n << 5 | d, f"FNEG V{d}.4S, V{n}.4S")
-def sxtl8h(d, n, hi): return W((0x4F08A400 if hi else 0x0F08A400) | n << 5 | d, f"SXTL{'2' if hi else ''} V{d}.8H, V{n}.{'16B' if hi else '8B'}")
-def sxtl4s(d, n, hi): return W((0x4F10A400 if hi else 0x0F10A400) | n << 5 | d, f"SXTL{'2' if hi else ''} V{d}.4S, V{n}.{'8H' if hi else '4H'}")
+from a64 import *  # noqa: F403 (the shared encoders)
 
 o = []
 def e(s=""): o.append(("\t" + s) if s and not s.endswith(":") else s)
@@ -203,8 +198,6 @@ e("VST1.P [V20.B16, V21.B16], 32(R1)")
 e("SUBS $1, R2, R2"); e("BNE q80ActQuadblk"); e("RET")
 
 # ---------------- Q8_K activations: one full token quad ----------------
-def shrn(d, n, hi): return W((0x4F0C8400 if hi else 0x0F0C8400) | n << 5 | d, f"SHRN{'2' if hi else ''} V{d}.{'16B' if hi else '8B'}, V{n}.8H, #4")
-def xtn(d, n, hi): return W((0x4E212800 if hi else 0x0E212800) | n << 5 | d, f"XTN{'2' if hi else ''} V{d}.{'16B' if hi else '8B'}, V{n}.8H")
 
 o.append("""
 // func q8kActQuad(dst *byte, a *quant.BlockQ8K, stride, nb int): the

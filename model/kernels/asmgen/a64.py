@@ -1,0 +1,52 @@
+# Encoders of the arm64 instructions the Go assembler lacks, shared by the
+# asmgen/gen_*_arm64.py generators: each returns a WORD line whose comment is
+# the mnemonic, which TestArm64Words checks against aarch64-linux-gnu-objdump.
+# One definition per instruction form, so every generator encodes it alike.
+
+
+def W(v, m): return f"WORD ${v:#010x} // {m}"
+
+
+def addp8h(d, n, m): return W(0x4E60BC00 | m << 16 | n << 5 | d, f"ADDP V{d}.8H, V{n}.8H, V{m}.8H")
+def bfcvt(d, n): return W(0x1E634000 | n << 5 | d, f"BFCVT H{d}, S{n}")
+def bfcvtn(d, n): return W(0x0EA16800 | n << 5 | d, f"BFCVTN V{d}.4H, V{n}.4S")
+def bfcvtn2(d, n): return W(0x4EA16800 | n << 5 | d, f"BFCVTN2 V{d}.8H, V{n}.4S")
+def bfdot(d, n, m): return W(0x6E40FC00 | m << 16 | n << 5 | d, f"BFDOT V{d}.4S, V{n}.8H, V{m}.8H")
+def bfmmla(d, n, m): return W(0x6E40EC00 | m << 16 | n << 5 | d, f"BFMMLA V{d}.4S, V{n}.8H, V{m}.8H")
+def bic(d, n, m): return W(0x4E601C00 | m << 16 | n << 5 | d, f"BIC V{d}.16B, V{n}.16B, V{m}.16B")
+def fabs(d, n): return W(0x4EA0F800 | n << 5 | d, f"FABS V{d}.4S, V{n}.4S")
+def fadd(d, n, m): return W(0x4E20D400 | m << 16 | n << 5 | d, f"FADD V{d}.4S, V{n}.4S, V{m}.4S")
+def faddp(d, n, m): return W(0x6E20D400 | m << 16 | n << 5 | d, f"FADDP V{d}.4S, V{n}.4S, V{m}.4S")
+def faddps(d, n): return W(0x7E30D800 | n << 5 | d, f"FADDP S{d}, V{n}.2S")
+def fcmge(d, n, m): return W(0x6E20E400 | m << 16 | n << 5 | d, f"FCMGE V{d}.4S, V{n}.4S, V{m}.4S")
+def fcvtl(d, n): return W(0x0E217800 | n << 5 | d, f"FCVTL V{d}.4S, V{n}.4H")
+def fcvtl2(d, n): return W(0x4E217800 | n << 5 | d, f"FCVTL2 V{d}.4S, V{n}.8H")
+def fcvtn(d, n): return W(0x0E216800 | n << 5 | d, f"FCVTN V{d}.4H, V{n}.4S")
+def fcvtn2(d, n): return W(0x4E216800 | n << 5 | d, f"FCVTN2 V{d}.8H, V{n}.4S")
+def fcvtns(d, n): return W(0x4E21A800 | n << 5 | d, f"FCVTNS V{d}.4S, V{n}.4S")
+def fmax(d, n, m): return W(0x4E20F400 | m << 16 | n << 5 | d, f"FMAX V{d}.4S, V{n}.4S, V{m}.4S")
+def fmaxv(d, n): return W(0x6E30F800 | n << 5 | d, f"FMAXV S{d}, V{n}.4S")
+def fmin(d, n, m): return W(0x4EA0F400 | m << 16 | n << 5 | d, f"FMIN V{d}.4S, V{n}.4S, V{m}.4S")
+def fminv(d, n): return W(0x6EB0F800 | n << 5 | d, f"FMINV S{d}, V{n}.4S")
+def fmul(d, n, m): return W(0x6E20DC00 | m << 16 | n << 5 | d, f"FMUL V{d}.4S, V{n}.4S, V{m}.4S")
+def fneg(d, n): return W(0x6EA0F800 | n << 5 | d, f"FNEG V{d}.4S, V{n}.4S")
+def fsub(d, n, m): return W(0x4EA0D400 | m << 16 | n << 5 | d, f"FSUB V{d}.4S, V{n}.4S, V{m}.4S")
+def mla(d, n, m): return W(0x4EA09400 | m << 16 | n << 5 | d, f"MLA V{d}.4S, V{n}.4S, V{m}.4S")
+def mla_el(d, n, m, i): return W(0x6F800000|(i&1)<<21|(m>>4&1)<<20|(m&15)<<16|(i>>1)<<11|n<<5|d, f"MLA V{d}.4S, V{n}.4S, V{m}.S[{i}]")
+def mul(d, n, m): return W(0x4EA09C00 | m << 16 | n << 5 | d, f"MUL V{d}.4S, V{n}.4S, V{m}.4S")
+def sadalp(d, n): return W(0x4E606800 | n << 5 | d, f"SADALP V{d}.4S, V{n}.8H")
+def scvtf(d, n): return W(0x4E21D800 | n << 5 | d, f"SCVTF V{d}.4S, V{n}.4S")
+def sdot(d, n, m): return W(0x4E809400 | m << 16 | n << 5 | d, f"SDOT V{d}.4S, V{n}.16B, V{m}.16B")
+def shrn(d, n, hi): return W((0x4F0C8400 if hi else 0x0F0C8400) | n << 5 | d, f"SHRN{'2' if hi else ''} V{d}.{'16B' if hi else '8B'}, V{n}.8H, #4")
+def smin(d, n, m): return W(0x4EA06C00 | m << 16 | n << 5 | d, f"SMIN V{d}.4S, V{n}.4S, V{m}.4S")
+def smlal(d, n, m): return W(0x0E608000 | m << 16 | n << 5 | d, f"SMLAL V{d}.4S, V{n}.4H, V{m}.4H")
+def smlal2(d, n, m): return W(0x4E608000 | m << 16 | n << 5 | d, f"SMLAL2 V{d}.4S, V{n}.8H, V{m}.8H")
+def smmla(d, n, m): return W(0x4E80A400 | m << 16 | n << 5 | d, f"SMMLA V{d}.4S, V{n}.16B, V{m}.16B")
+def smull(d, n, m): return W(0x0E60C000 | m << 16 | n << 5 | d, f"SMULL V{d}.4S, V{n}.4H, V{m}.4H")
+def smull2_8(d, n, m): return W(0x4E20C000 | m << 16 | n << 5 | d, f"SMULL2 V{d}.8H, V{n}.16B, V{m}.16B")
+def smull8(d, n, m): return W(0x0E20C000 | m << 16 | n << 5 | d, f"SMULL V{d}.8H, V{n}.8B, V{m}.8B")
+def sxtl2_4s(d, n): return W(0x4F10A400 | n << 5 | d, f"SXTL2 V{d}.4S, V{n}.8H")
+def sxtl2_8h(d, n): return W(0x4F08A400 | n << 5 | d, f"SXTL2 V{d}.8H, V{n}.16B")
+def sxtl4s(d, n, hi=False): return W((0x4F10A400 if hi else 0x0F10A400) | n << 5 | d, f"SXTL{'2' if hi else ''} V{d}.4S, V{n}.{'8H' if hi else '4H'}")
+def sxtl8h(d, n, hi=False): return W((0x4F08A400 if hi else 0x0F08A400) | n << 5 | d, f"SXTL{'2' if hi else ''} V{d}.8H, V{n}.{'16B' if hi else '8B'}")
+def xtn(d, n, hi): return W((0x4E212800 if hi else 0x0E212800) | n << 5 | d, f"XTN{'2' if hi else ''} V{d}.{'16B' if hi else '8B'}, V{n}.8H")
