@@ -188,6 +188,10 @@ func TestStepMatchesAlone(t *testing.T) {
 			{"q", "q4_k_m", false, false}, {"q", "q4_k_m", true, true}, {"tiny", "q8_0", false, false}, {"gqa", "q8_0", true, false},
 			{"tiny", "f32", false, false}, {"gqa", "bf16", false, false}, {"gqa", "f16", false, false}, {"q", "q6_k", true, false},
 			{"q", "q5_k", false, false}, {"q", "q4_0", false, false},
+			// Every matrix repackable (8 heads: the gate too), as in the
+			// 1.7B: the agent's weights at the levels that claim only the
+			// interleaved K-quants (avx512).
+			{"gqa", "q4_k_m", true, false},
 		} {
 			if !c.everyLevel && kernels.ISA() != best {
 				continue
