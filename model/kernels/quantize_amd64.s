@@ -33,7 +33,10 @@ TEXT ·q8kBlockAVX2(SB), NOSPLIT, $0-17
 	MOVQ y+8(FP), DI
 	VBROADCASTSS q8kAbs<>(SB), Y15
 
-	// Pass 1: max |x|.
+	// Pass 1: max |x|, as integers: the bits of non-negative floats order
+	// as their values do, and a NaN's lie above +Inf's, so one NaN makes
+	// the max a NaN (VMAXPS would drop it: it returns its second operand
+	// when either is a NaN) and the block goes to the reference below.
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	MOVQ SI, AX
@@ -41,18 +44,18 @@ TEXT ·q8kBlockAVX2(SB), NOSPLIT, $0-17
 amax:
 	VANDPS (AX), Y15, Y2
 	VANDPS 32(AX), Y15, Y3
-	VMAXPS Y2, Y0, Y0
-	VMAXPS Y3, Y1, Y1
+	VPMAXSD Y2, Y0, Y0
+	VPMAXSD Y3, Y1, Y1
 	ADDQ $64, AX
 	DECQ CX
 	JNZ  amax
-	VMAXPS Y1, Y0, Y0
+	VPMAXSD Y1, Y0, Y0
 	VEXTRACTF128 $1, Y0, X1
-	VMAXPS X1, X0, X0
+	VPMAXSD X1, X0, X0
 	VPERMILPS $0x4e, X0, X1
-	VMAXPS X1, X0, X0
+	VPMAXSD X1, X0, X0
 	VPERMILPS $0xb1, X0, X1
-	VMAXPS X1, X0, X0
+	VPMAXSD X1, X0, X0
 	// Reject 0, Inf and NaN (NaN compares unordered, so test "0 < amax < Inf").
 	VXORPS X1, X1, X1
 	VUCOMISS X1, X0

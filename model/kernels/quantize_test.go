@@ -64,6 +64,12 @@ func TestQuantizeQ8K(t *testing.T) {
 			}
 			x[r.IntN(256)] = float32(math.Inf(-1))
 		},
+		"nan": func(x []float32) { // anywhere in the block, the rest finite
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			x[r.IntN(256)] = float32(math.NaN())
+		},
 	}
 	forEachLevel(t, func(t *testing.T) {
 		for name, gen := range gens {
