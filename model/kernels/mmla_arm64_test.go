@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -31,8 +32,9 @@ func TestBF16Detect(t *testing.T) {
 // BenchmarkGemmArm64 compares, at the level in use (set DROIDGO_ISA to pick
 // dotprod or i8mm), the matrix-matrix kernels with the 4-token kernels
 // MatMul ran before them ("x4": the same call with the matrix-matrix
-// entries removed), for Q4_K, Q6_K and Q8_0 at 64 and 256 tokens: the
-// measurement that decides whether a level keeps them. Run it on the
+// entries removed), for Q4_K, Q6_K, Q8_0 and (where FEAT_BF16 is present)
+// BF16 at 64 and 256 tokens: the measurement that decides whether a level
+// keeps them. Run it on the
 // device: GOOS=android GOARCH=arm64 go test -c, adb push, then
 // ./kernels.test -test.run '^$' -test.bench GemmArm64.
 func BenchmarkGemmArm64(b *testing.B) {
@@ -41,10 +43,14 @@ func BenchmarkGemmArm64(b *testing.B) {
 	saved := cur
 	defer func() { cur = saved }()
 	x4 := saved
-	x4.q80mm, x4.q4kmm, x4.q6kmm = nil, nil, nil
+	x4.q80mm, x4.q4kmm, x4.q6kmm, x4.bf16mm = nil, nil, nil, nil
 	w4 := makeWeights(r, layouts[quant.Q4_K], k/256, rows, modeNormal)
 	w6 := makeWeights(r, layouts[quant.Q6_K], k/256, rows, modeNormal)
 	w8 := makeWeights(r, layouts[quant.Q8_0], k/32, rows, modeNormal)
+	wb := make([]byte, 2*k*rows)
+	for i := range k * rows {
+		binary.LittleEndian.PutUint16(wb[2*i:], quant.FP32ToBF16(float32(r.NormFloat64())))
+	}
 	for _, toks := range []int{64, 256} {
 		var ak []quant.BlockQ8K
 		var a8 []quant.BlockQ8_0
@@ -52,6 +58,11 @@ func BenchmarkGemmArm64(b *testing.B) {
 			ak = append(ak, makeQ8K(r, k/256, modeNormal)...)
 			a8 = append(a8, makeQ80(r, k/32, modeNormal)...)
 		}
+		xb := make([]float32, toks*k)
+		for i := range xb {
+			xb[i] = float32(r.NormFloat64())
+		}
+		quant.RoundBF16(xb)
 		out := make([]float32, toks*rows)
 		for _, c := range []struct {
 			name string
@@ -61,7 +72,11 @@ func BenchmarkGemmArm64(b *testing.B) {
 			{"Q4_K", w4, func() { MatMulQ4K(w4, rows, ak, toks, out, rows) }},
 			{"Q6_K", w6, func() { MatMulQ6K(w6, rows, ak, toks, out, rows) }},
 			{"Q8_0", w8, func() { MatMulQ8_0(w8, rows, a8, toks, out, rows) }},
+			{"BF16", wb, func() { MatMulBF16(wb, rows, xb, toks, out, rows) }},
 		} {
+			if c.name == "BF16" && saved.bf16mm == nil {
+				continue
+			}
 			for _, v := range []struct {
 				name string
 				tab  table
