@@ -3,8 +3,10 @@
 package kernels
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -90,6 +92,61 @@ func BenchmarkGemmArm64(b *testing.B) {
 					}
 					b.ReportMetric(float64(rows*k*toks)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 				})
+			}
+		}
+	}
+}
+
+// TestGemmBF16Pack holds the assembly BF16 packers (bf16Acts and bf16Quad,
+// through bf16PackA and bf16PackW) to the Go packers byte for byte: n not a
+// multiple of 4, 8 or 16 (odd too), partial token and row quads, operands
+// at odd addresses, destinations full of garbage, and values whose lower
+// 16 bits are not zero (the packing truncates them). NEON only: it runs at
+// every level.
+func TestGemmBF16Pack(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 16))
+	for _, n := range []int{1, 3, 4, 5, 7, 8, 12, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 130, 256, 259, 2048} {
+		nc := (n + 3) / 4
+		for _, b := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13, 16} {
+			for _, off := range []int{0, 1} {
+				back := make([]float32, b*n+off)
+				for i := range back {
+					back[i] = math.Float32frombits(r.Uint32())
+				}
+				x := back[off:]
+				got := make([]byte, (b+3)/4*nc*mmChunk)
+				want := make([]byte, len(got))
+				for i := range got {
+					got[i], want[i] = 0xA5, 0x5A
+				}
+				bf16Acts(got, x, b, n, nc)
+				bf16ActsGo(want, x, b, n, nc, 0, 0)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("activations n=%d b=%d offset %d: packed bytes differ from the Go packer's", n, b, off)
+				}
+			}
+		}
+		for _, rows := range []int{1, 3, 4, 5, 8, 11} {
+			for _, off := range []int{0, 1} {
+				rb := 2 * n
+				back := make([]byte, rows*rb+off)
+				for i := range back {
+					back[i] = byte(r.Uint32())
+				}
+				w := back[off:]
+				for r0 := 0; r0 < rows; r0 += 4 {
+					nr := min(4, rows-r0)
+					got := make([]byte, nc*mmChunk)
+					want := make([]byte, len(got))
+					for i := range got {
+						got[i], want[i] = 0xA5, 0x5A
+					}
+					bf16Quad(got, w, r0, nr, rb, nc)
+					bf16QuadGo(want, w, r0, nr, rb, nc, 0)
+					if !bytes.Equal(got, want) {
+						t.Fatalf("weights n=%d rows=%d r0=%d offset %d: packed bytes differ from the Go packer's", n, rows, r0, off)
+					}
+				}
 			}
 		}
 	}
