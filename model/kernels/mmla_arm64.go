@@ -64,31 +64,80 @@ func i8mmTable(t table) table {
 // activations MatMulBF16 asks for. BFMMLA itself may flush subnormal
 // inputs and rounds its sums its own way; the tests hold it to the
 // reference's tolerance, and exactly on small integers.
+//
+// The operands are packed in assembly (bf16PackA, bf16PackW in
+// x8pack_arm64.s: whole token quads 16 k at a time, whole row quads 8 k at
+// a time) and the rest by the Go packers bf16ActsGo and bf16QuadGo, which
+// are the tests' reference for the whole of both.
 func bf16MM(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	n := len(x) / b
 	nc := (n + 3) / 4
-	nq := (b + 3) / 4
-	acts := getBuf(nq * nc * 32)
+	acts := getBuf((b + 3) / 4 * nc * mmChunk)
 	defer mmPool.Put(acts)
-	clear(*acts)
-	for t := 0; t < b; t++ {
-		base := (t>>2)*nc*mmChunk + chunkPos(t&3)
-		xt := x[t*n : (t+1)*n]
-		for k, v := range xt {
-			binary.LittleEndian.PutUint16((*acts)[base+(k>>2)*mmChunk+2*(k&3):], uint16(math.Float32bits(v)>>16))
-		}
-	}
+	bf16Acts(*acts, x, b, n, nc)
 	rb := 2 * n
 	mmla(rows, b, nc, mmChunk, mmChunk, *acts, out, ldo, bf16MMLA, nil, func(dst []byte, r0, nr int) {
-		clear(dst)
-		for r := 0; r < nr; r++ {
-			row := w[(r0+r)*rb : (r0+r+1)*rb]
-			pos := chunkPos(r)
-			for c := 0; c < nc; c++ { // 4 weights, 8 bytes, fewer at the end
-				copy(dst[mmChunk*c+pos:mmChunk*c+pos+8], row[8*c:min(rb, 8*c+8)])
+		bf16Quad(dst, w, r0, nr, rb, nc)
+	})
+}
+
+// bf16Acts writes the packed activation quads of the b tokens of x (n
+// values each, nc chunks per quad) to dst, every byte of it.
+func bf16Acts(dst []byte, x []float32, b, n, nc int) {
+	ng := n / 16
+	if ng > 0 {
+		for tq := 0; tq < b/4; tq++ {
+			bf16PackA(&dst[tq*nc*mmChunk], &x[4*tq*n], n, ng)
+		}
+	}
+	bf16ActsGo(dst, x, b, n, nc, b/4, 16*ng)
+}
+
+// bf16ActsGo packs k >= k0 (a multiple of 4) of the first whole token
+// quads and every k of the others, zero-padded; with whole = 0 it is the
+// whole packing, the reference of bf16Acts. Each value is its upper 16 bits.
+func bf16ActsGo(dst []byte, x []float32, b, n, nc, whole, k0 int) {
+	for tq := 0; tq < (b+3)/4; tq++ {
+		k := 0
+		if tq < whole {
+			k = k0
+		}
+		q := dst[tq*nc*mmChunk : (tq+1)*nc*mmChunk]
+		clear(q[k/4*mmChunk:])
+		for t := 4 * tq; t < min(b, 4*tq+4); t++ {
+			base := chunkPos(t & 3)
+			for j, v := range x[t*n+k : (t+1)*n] {
+				kk := k + j
+				binary.LittleEndian.PutUint16(q[base+(kk>>2)*mmChunk+2*(kk&3):], uint16(math.Float32bits(v)>>16))
 			}
 		}
-	})
+	}
+}
+
+// bf16Quad writes the packed weight quad of rows r0..r0+nr-1 (rb bytes
+// each, nc chunks) to dst, every byte of it: whole quads' first 16-byte
+// pieces in assembly, the rest in Go.
+func bf16Quad(dst, w []byte, r0, nr, rb, nc int) {
+	c0 := 0
+	if np := rb / 16; nr == 4 && np > 0 {
+		bf16PackW(&dst[0], &w[r0*rb], rb, np)
+		c0 = 2 * np
+	}
+	bf16QuadGo(dst, w, r0, nr, rb, nc, c0)
+}
+
+// bf16QuadGo packs chunks c0..nc-1 of the weight quad (zero past the
+// rows' end and for rows past nr); with c0 = 0 it is the reference of
+// bf16Quad.
+func bf16QuadGo(dst, w []byte, r0, nr, rb, nc, c0 int) {
+	clear(dst[mmChunk*c0 : mmChunk*nc])
+	for r := 0; r < nr; r++ {
+		row := w[(r0+r)*rb : (r0+r+1)*rb]
+		pos := chunkPos(r)
+		for c := c0; c < nc; c++ { // 4 weights, 8 bytes, fewer at the end
+			copy(dst[mmChunk*c+pos:mmChunk*c+pos+8], row[8*c:min(rb, 8*c+8)])
+		}
+	}
 }
 
 // dotprodMMTable adds the same matrix-matrix kernels with SDOT in place of
@@ -523,3 +572,13 @@ func q6kx8Pack0(dst, src *byte, nb int)
 
 //go:noescape
 func q6kx8Pack1(dst, src *byte, nb int)
+
+// The BF16 packers of x8pack_arm64.s (bf16Acts, bf16Quad): 16*ng k of the
+// 4 tokens at x, n apart; the first 2*np chunks of the 4 rows at w, rb
+// bytes apart.
+
+//go:noescape
+func bf16PackA(dst *byte, x *float32, n, ng int)
+
+//go:noescape
+func bf16PackW(dst, w *byte, rb, np int)

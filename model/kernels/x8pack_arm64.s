@@ -1847,3 +1847,88 @@ q8kActQuadblk:
 	SUBS $1, R2, R2
 	BNE q8kActQuadblk
 	RET
+
+// func bf16PackW(dst, w *byte, rb, np int): the packed BF16 weight quad
+// (mmla_arm64.go: chunk c is 4 k of rows 0, 1, 2, 3, 8 bytes each) of the
+// 4 rows at w, rb bytes apart, for the first 2*np chunks (16 bytes of each
+// row per pair). One LD1 per row and pair, then ST4 of 64-bit lanes writes
+// the pair's two chunks: row 0's k 0-3, row 1's, 2's, 3's, then their k 4-7.
+TEXT ·bf16PackW(SB), NOSPLIT, $0-32
+	MOVD dst+0(FP), R1
+	MOVD w+8(FP), R0
+	MOVD rb+16(FP), R3
+	MOVD np+24(FP), R2
+	ADD R3, R0, R4
+	ADD R3, R4, R5
+	ADD R3, R5, R6
+	LSR $2, R2, R7
+	AND $3, R2, R2
+	CBZ R7, bf16PackWone
+bf16PackWfour:
+	VLD1.P 16(R0), [V0.B16]
+	VLD1.P 16(R4), [V1.B16]
+	VLD1.P 16(R5), [V2.B16]
+	VLD1.P 16(R6), [V3.B16]
+	VLD1.P 16(R0), [V4.B16]
+	VLD1.P 16(R4), [V5.B16]
+	VLD1.P 16(R5), [V6.B16]
+	VLD1.P 16(R6), [V7.B16]
+	VLD1.P 16(R0), [V8.B16]
+	VLD1.P 16(R4), [V9.B16]
+	VLD1.P 16(R5), [V10.B16]
+	VLD1.P 16(R6), [V11.B16]
+	VLD1.P 16(R0), [V12.B16]
+	VLD1.P 16(R4), [V13.B16]
+	VLD1.P 16(R5), [V14.B16]
+	VLD1.P 16(R6), [V15.B16]
+	VST4.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R1)
+	VST4.P [V4.D2, V5.D2, V6.D2, V7.D2], 64(R1)
+	VST4.P [V8.D2, V9.D2, V10.D2, V11.D2], 64(R1)
+	VST4.P [V12.D2, V13.D2, V14.D2, V15.D2], 64(R1)
+	SUBS $1, R7, R7
+	BNE bf16PackWfour
+bf16PackWone:
+	CBZ R2, bf16PackWdone
+	VLD1.P 16(R0), [V0.B16]
+	VLD1.P 16(R4), [V1.B16]
+	VLD1.P 16(R5), [V2.B16]
+	VLD1.P 16(R6), [V3.B16]
+	VST4.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R1)
+	SUB $1, R2, R2
+	B bf16PackWone
+bf16PackWdone:
+	RET
+
+// func bf16PackA(dst *byte, x *float32, n, ng int): the packed BF16
+// activation quad of the 4 tokens at x (n float32 apart), k 0..16*ng-1
+// (4*ng chunks). Each value becomes its upper 16 bits (truncated, as the
+// Go packer does: x holds bf16 values): UZP2 of 16-bit lanes of two
+// registers of 4 floats gives 8 bf16 of a token; ST4 of 64-bit lanes of
+// the 4 tokens' registers writes two chunks.
+TEXT ·bf16PackA(SB), NOSPLIT, $0-32
+	MOVD dst+0(FP), R1
+	MOVD x+8(FP), R0
+	MOVD n+16(FP), R3
+	MOVD ng+24(FP), R2
+	LSL $2, R3, R3
+	ADD R3, R0, R4
+	ADD R3, R4, R5
+	ADD R3, R5, R6
+bf16PackAloop:
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R4), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R5), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P 64(R6), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VUZP2 V1.H8, V0.H8, V16.H8
+	VUZP2 V3.H8, V2.H8, V20.H8
+	VUZP2 V5.H8, V4.H8, V17.H8
+	VUZP2 V7.H8, V6.H8, V21.H8
+	VUZP2 V9.H8, V8.H8, V18.H8
+	VUZP2 V11.H8, V10.H8, V22.H8
+	VUZP2 V13.H8, V12.H8, V19.H8
+	VUZP2 V15.H8, V14.H8, V23.H8
+	VST4.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R1)
+	VST4.P [V20.D2, V21.D2, V22.D2, V23.D2], 64(R1)
+	SUBS $1, R2, R2
+	BNE bf16PackAloop
+	RET

@@ -3,8 +3,9 @@
 # python3 asmgen/gen_x8pack_arm64.py [DIR]): the packers that turn 4 rows of
 # an interleaved (x8) Q4_K, Q6_K or Q8_0 matrix into the packed weight quads
 # of the SMMLA/SDOT matrix-matrix kernels (mmla_arm64.go), in registers: a
-# ZIP of two 4-row steps is a pair of SMMLA operands (2 rows x 8 k each).
-# The Go assembler lacks SXTL, FCVTL and FNEG: they are WORD-encoded with
+# ZIP of two 4-row steps is a pair of SMMLA operands (2 rows x 8 k each);
+# and those of the activation quads (Q8_0, Q8_K) and of both BF16 quads
+# (BFMMLA's: 4 k of 4 rows or tokens per chunk). The Go assembler lacks SXTL, FCVTL and FNEG: they are WORD-encoded with
 # the mnemonic in the comment (TestArm64Words checks them with objdump).
 import os, sys
 import mmlayout as L
@@ -240,6 +241,56 @@ e("VST1.P [V8.B16, V9.B16, V10.B16, V11.B16], 64(R1)")
 e("VST1.P [V12.B16, V13.B16, V14.B16, V15.B16], 64(R1)")
 e("VST1.P [V20.B16, V21.B16], 32(R1)")
 e("SUBS $1, R2, R2"); e("BNE q8kActQuadblk"); e("RET")
+
+# ---------------- BF16 weights: one full row quad ----------------
+o.append("""
+// func bf16PackW(dst, w *byte, rb, np int): the packed BF16 weight quad
+// (mmla_arm64.go: chunk c is 4 k of rows 0, 1, 2, 3, 8 bytes each) of the
+// 4 rows at w, rb bytes apart, for the first 2*np chunks (16 bytes of each
+// row per pair). One LD1 per row and pair, then ST4 of 64-bit lanes writes
+// the pair's two chunks: row 0's k 0-3, row 1's, 2's, 3's, then their k 4-7.
+TEXT ·bf16PackW(SB), NOSPLIT, $0-32""")
+e("MOVD dst+0(FP), R1"); e("MOVD w+8(FP), R0"); e("MOVD rb+16(FP), R3"); e("MOVD np+24(FP), R2")
+e("ADD R3, R0, R4"); e("ADD R3, R4, R5"); e("ADD R3, R5, R6")
+e("LSR $2, R2, R7"); e("AND $3, R2, R2")
+e("CBZ R7, bf16PackWone")
+e("bf16PackWfour:")  # 4 pairs (8 chunks) per iteration
+for j in range(4):
+    for t, R in enumerate(("R0", "R4", "R5", "R6")):
+        e(f"VLD1.P 16({R}), [V{4 * j + t}.B16]")
+for j in range(4):
+    e(f"VST4.P [{', '.join(f'V{4 * j + t}.D2' for t in range(4))}], 64(R1)")
+e("SUBS $1, R7, R7"); e("BNE bf16PackWfour")
+e("bf16PackWone:")
+e("CBZ R2, bf16PackWdone")
+for t, R in enumerate(("R0", "R4", "R5", "R6")):
+    e(f"VLD1.P 16({R}), [V{t}.B16]")
+e("VST4.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R1)")
+e("SUB $1, R2, R2"); e("B bf16PackWone")
+e("bf16PackWdone:")
+e("RET")
+
+# ---------------- BF16 activations: one full token quad ----------------
+o.append("""
+// func bf16PackA(dst *byte, x *float32, n, ng int): the packed BF16
+// activation quad of the 4 tokens at x (n float32 apart), k 0..16*ng-1
+// (4*ng chunks). Each value becomes its upper 16 bits (truncated, as the
+// Go packer does: x holds bf16 values): UZP2 of 16-bit lanes of two
+// registers of 4 floats gives 8 bf16 of a token; ST4 of 64-bit lanes of
+// the 4 tokens' registers writes two chunks.
+TEXT ·bf16PackA(SB), NOSPLIT, $0-32""")
+e("MOVD dst+0(FP), R1"); e("MOVD x+8(FP), R0"); e("MOVD n+16(FP), R3"); e("MOVD ng+24(FP), R2")
+e("LSL $2, R3, R3")
+e("ADD R3, R0, R4"); e("ADD R3, R4, R5"); e("ADD R3, R5, R6")
+e("bf16PackAloop:")
+for t, R in enumerate(("R0", "R4", "R5", "R6")):
+    e(f"VLD1.P 64({R}), [{', '.join(f'V{4 * t + i}.S4' for i in range(4))}]")
+for t in range(4):
+    e(f"VUZP2 V{4 * t + 1}.H8, V{4 * t}.H8, V{16 + t}.H8")
+    e(f"VUZP2 V{4 * t + 3}.H8, V{4 * t + 2}.H8, V{20 + t}.H8")
+e("VST4.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R1)")
+e("VST4.P [V20.D2, V21.D2, V22.D2, V23.D2], 64(R1)")
+e("SUBS $1, R2, R2"); e("BNE bf16PackAloop"); e("RET")
 
 with open(os.path.join(OUT, "x8pack_arm64.s"), "w") as f:
     f.write("\n".join(x for x in o if x is not None) + "\n")
