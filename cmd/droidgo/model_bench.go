@@ -182,14 +182,24 @@ func runModelBench(o *modelBenchOptions) error {
 			return err
 		}
 	}
+	// Every position is cache memory: flags asking for more than the
+	// model was made for are refused, not run out of memory. (Each is
+	// compared alone first, so their sum cannot overflow.)
+	limit := m.Config.MaxPositions()
+	over := o.depth > limit || o.nPrompt > limit || o.nGen > limit
+	if !over {
+		need := o.depth + max(o.nPrompt, o.nGen)
+		if o.counts != nil {
+			need = o.nPrompt + o.nGen
+		}
+		over = need > limit
+	}
+	if over {
+		return usageErr(fmt.Errorf("-d %d, -p %d and -n %d need more positions than the model's context of %d", o.depth, o.nPrompt, o.nGen, limit))
+	}
 	maxCtx := o.depth + max(o.nPrompt, o.nGen) + 1
 	if o.counts != nil {
 		maxCtx = o.nPrompt + o.nGen + 1
-	}
-	// Every position is cache memory: flags asking for more than the
-	// model was made for are refused, not run out of memory.
-	if c := m.Config.Context; c > 0 && maxCtx-1 > c {
-		return usageErr(fmt.Errorf("-d %d, -p %d and -n %d need %d positions, more than the model's context of %d", o.depth, o.nPrompt, o.nGen, maxCtx-1, c))
 	}
 	e, err := spark.NewEngine(m, spark.Options{Threads: place.Threads, CPUs: place.CPUs, GELU: o.geluMode, Batch: o.batch, MaxContext: maxCtx})
 	if err != nil {

@@ -71,7 +71,8 @@ func TestModelBench(t *testing.T) {
 		}
 	}
 	// More positions than the model's context (make-random writes 32768).
-	for _, args := range [][]string{{"-p", "4", "-n", "3", "-d", "32765"}, {"-p", "40000", "-n", "0"}, {"--parallel", "2", "-p", "30000", "-n", "3000"}} {
+	for _, args := range [][]string{{"-p", "4", "-n", "3", "-d", "32765"}, {"-p", "40000", "-n", "0"}, {"--parallel", "2", "-p", "30000", "-n", "3000"},
+		{"-d", "9223372036854775807"}, {"-p", "9223372036854775807", "-n", "9223372036854775807"}} {
 		code, _, errs := runModelCLI(t, append([]string{"model", "bench", path}, args...)...)
 		if code != 2 || !strings.Contains(errs, "the model's context of 32768") {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errs)

@@ -65,6 +65,16 @@ func (c *Config) KVDim() int { return c.KVHeads * c.HeadDim }
 // QKVRows is the number of rows of the fused attn_qkv weight.
 func (c *Config) QKVRows() int { return c.QDim() + 2*c.KVDim() }
 
+// MaxPositions is how many positions a sequence may hold unless
+// Options.MaxContext says otherwise: the model's context length, or 1<<20
+// when its file gives none.
+func (c *Config) MaxPositions() int {
+	if c.Context > 0 {
+		return c.Context
+	}
+	return 1 << 20
+}
+
 // Validate checks that the configuration is internally consistent.
 func (c *Config) Validate() error {
 	bad := func(format string, a ...any) error {

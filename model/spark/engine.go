@@ -210,12 +210,9 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 	p := newPool(opts.Threads, opts.CPUs)
 	opts.Threads = p.threads
 	e := &engine{m: m, c: c, opts: opts, pool: p, ring: c.Window + opts.slack}
-	e.maxCtx = c.Context
+	e.maxCtx = c.MaxPositions()
 	if opts.MaxContext > 0 {
 		e.maxCtx = opts.MaxContext
-	}
-	if e.maxCtx <= 0 {
-		e.maxCtx = 1 << 20
 	}
 	width := max(c.Hidden, c.FFN, c.QDim())
 	e.scores = make([][]float32, p.threads)
