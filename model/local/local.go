@@ -347,13 +347,7 @@ func newBackend(path string, m *spark.Model, opts Options) (*Backend, error) {
 		eng.Close()
 		return nil, err
 	}
-	b.maxCtx = opts.MaxContext
-	if b.maxCtx <= 0 {
-		b.maxCtx = m.Config.Context
-	}
-	if b.maxCtx <= 0 {
-		b.maxCtx = 1 << 20
-	}
+	b.maxCtx = eng.MaxContext() // opts.MaxContext, else the model's limit
 	return b, nil
 }
 
