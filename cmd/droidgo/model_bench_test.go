@@ -59,7 +59,7 @@ func TestModelBench(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rd); err != nil || rd.NDepth != 7 || rd.NPrompt != 4 || rd.NGen != 3 || rd.PPTPS <= 0 || rd.TGTPS <= 0 {
 		t.Errorf("-d 7: %+v (%v)", rd, err)
 	}
-	if code, out, errs := runModelCLI(t, "model", "bench", path, "-p", "4", "-n", "3", "-d", "7", "-r", "1"); code != 0 || !strings.Contains(out, "| pp4 @ d7 |") || !strings.Contains(out, "| tg3 @ d7 |") {
+	if code, out, errs := runModelCLI(t, "model", "bench", path, "-p", "4", "-n", "3", "-d", "7", "-r", "1"); code != 0 || !strings.Contains(out, "| pp4 @ d7 |") || !strings.Contains(out, "| tg3 @ d7 |") || !strings.Contains(errs, "context of 7 tokens prefilled") {
 		t.Errorf("bench -d text: exit %d: %s%s", code, out, errs)
 	}
 	for _, args := range [][]string{
