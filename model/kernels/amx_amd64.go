@@ -77,6 +77,8 @@ type amxScratch struct {
 	grp  []byte
 	xb   []uint16
 	accb []byte // K-quant sums of every token tile
+	ab   []byte // K-quant activations in tile order (qs, aligned)
+	qs   []byte
 	ob   []float32
 	// planes is the byte transpose of 16 rows' block heads.
 	planes [256]byte
@@ -146,17 +148,17 @@ func packQ80(pk []byte, ws []float32, src []byte, rb, nb int) {
 	}
 }
 
-// tokenScales writes the activation scale of block blk of token t of tile
-// i to da[(i*nb+blk)*16 + t%16], zero for the missing tokens of a last
-// partial tile.
-func tokenScales[A quant.BlockQ8_0 | quant.BlockQ8K](da []float32, a []A, b, nb int, d func(*A) float32) []float32 {
+// tokenScales writes the Q8_0 scale of block blk of token t of tile i to
+// da[(i*nb+blk)*16 + t%16], zero for the missing tokens of a last partial
+// tile.
+func tokenScales(da []float32, a []quant.BlockQ8_0, b, nb int) []float32 {
 	tiles := (b + 15) / 16
 	da = grow(da, tiles*nb*16)
 	clear(da[(tiles-1)*nb*16:])
 	for t := 0; t < b; t++ {
 		base := (t/16)*nb*16 + t%16
 		for blk := 0; blk < nb; blk++ {
-			da[base+16*blk] = d(&a[t*nb+blk])
+			da[base+16*blk] = a[t*nb+blk].D
 		}
 	}
 	return da
@@ -181,7 +183,7 @@ func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 	}
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
-	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8_0) float32 { return x.D })
+	s.da = tokenScales(s.da, a, b, nb)
 	pk := align64(&s.pk, 512*nb)
 	s.ws = grow(s.ws, 16*nb)
 	ob := s.outBuf(b * r16)
@@ -357,48 +359,71 @@ func unpackQ6KAMX(dst, g0, g1 *byte)
 // lo and hi planes (4 steps of 64 x 16 rows each), 8 c16 pairs, d, dmin.
 const amxSB = 8832
 
-// setQKCfg: tmm0 = A (tokens x 64 quants), tmm1/tmm2 = the lo/hi B tiles
-// (16 rows of 16 x 4 bytes), tmm4/tmm5 and tmm6/tmm7 = Clo/Chi (tokens x
-// 16 int32) of alternate super-blocks.
+// setQKCfg: tmm0 and tmm3 = the A tiles of two token tiles (tokens x 64
+// quants), tmm1/tmm2 = the lo/hi B tiles (16 rows of 16 x 4 bytes),
+// tmm4/tmm5 and tmm6/tmm7 = Clo/Chi (tokens x 16 int32) of the two token
+// tiles.
 func setQKCfg(c *tileCfg, ntok int) {
 	c.rows[0], c.colsb[0] = uint8(ntok), 64
 	c.rows[1], c.colsb[1] = 16, 64
 	c.rows[2], c.colsb[2] = 16, 64
-	for i := 4; i < 8; i++ { // two pairs of Clo/Chi, used in turn
+	c.rows[3], c.colsb[3] = uint8(ntok), 64
+	for i := 4; i < 8; i++ {
 		c.rows[i], c.colsb[i] = uint8(ntok), 64
 	}
 }
 
-// tokenBsums writes the 16 bsums of block blk of token t of tile i to
-// bs[((i*nb+blk)*16 + t%16)*16:], zeros for the missing tokens of a last
-// partial tile.
-func tokenBsums(bs []int16, a []quant.BlockQ8K, b, nb int) []int16 {
+// qkTokens lays out what the K-quant tile kernels read of the tokens,
+// super-block major so that the token tiles of one super-block lie side by
+// side (the kernels take two at a time at fixed offsets). For token t, block
+// blk, i = (blk*tiles + t/16)*16 + t%16:
+//   - its quants in tile order, 64 at a time: quants 64*s.. at
+//     qs[(i/16)*4096 + s*1024 + (t%16)*64:] (A tiles from whole aligned
+//     lines: loaded in place, the 64 bytes of a token straddled two lines
+//     of a block 292 bytes long, and the tile loads ran at half the rate);
+//   - its scale at da[i];
+//   - its sums of 32 quants at bs[8*i:] (the pairs of Bsums added: the
+//     K-quants these kernels serve have one min per 32).
+//
+// The missing tokens of a last partial tile get zeros.
+func (s *amxScratch) qkTokens(a []quant.BlockQ8K, b, nb int) {
 	tiles := (b + 15) / 16
-	bs = grow(bs, tiles*nb*256)
-	clear(bs[(tiles-1)*nb*256:])
+	s.da = grow(s.da, nb*tiles*16)
+	s.bs = grow(s.bs, nb*tiles*128)
+	qs := align64(&s.ab, nb*tiles*4096)
+	if b%16 != 0 {
+		clear(s.da)
+		clear(s.bs)
+		clear(qs)
+	}
 	for t := 0; t < b; t++ {
-		base := (t/16)*nb*256 + (t%16)*16
 		for blk := 0; blk < nb; blk++ {
-			*(*[16]int16)(bs[base+256*blk:]) = a[t*nb+blk].Bsums
+			i := (blk*tiles+t/16)*16 + t%16
+			x := &a[t*nb+blk]
+			s.da[i] = x.D
+			sums := (*[8]int16)(s.bs[8*i:])
+			for j := range sums {
+				sums[j] = x.Bsums[2*j] + x.Bsums[2*j+1]
+			}
+			dst := qs[(i/16)*4096+(t%16)*64:]
+			for st := 0; st < 4; st++ {
+				*(*[64]int8)(unsafe.Pointer(&dst[st*1024])) = *(*[64]int8)(x.Qs[st*64:])
+			}
 		}
 	}
-	return bs
+	s.qs = qs
 }
 
 // amxQKArgs is what amxQK4 / amxQK6 read (see amxk_amd64.s).
 type amxQKArgs struct {
-	cfg     unsafe.Pointer // *tileCfg
-	a       unsafe.Pointer // the first token tile's quants of the super-block
-	w       unsafe.Pointer // the unpacked super-block of the weight tile
-	da      unsafe.Pointer // the first tile's token scales of the super-block
-	bs      unsafe.Pointer // the first tile's token bsums of the super-block
-	acc     unsafe.Pointer // the first tile's sums, 16 x 16 float32 per tile
-	cbuf    unsafe.Pointer // 64-byte aligned accumulator scratch (4 KiB)
-	tiles   int            // token tiles (all with the configuration's rows)
-	astep   int            // bytes from one tile's quants to the next
-	dastep  int            // ... token scales
-	bsstep  int            // ... bsums
-	astride int            // bytes from one token's quants to the next
+	cfg   unsafe.Pointer // *tileCfg
+	a     unsafe.Pointer // the first token tile's quants of the super-block
+	w     unsafe.Pointer // the unpacked super-block of the weight tile
+	da    unsafe.Pointer // the first tile's token scales of the super-block
+	bs    unsafe.Pointer // the first tile's token bsums of the super-block
+	acc   unsafe.Pointer // the first tile's sums, 16 x 16 float32 per tile
+	cbuf  unsafe.Pointer // 64-byte aligned accumulator scratch (4 KiB)
+	tiles int            // token tiles (all with the configuration's rows)
 }
 
 // qkAMX is the AMX gemmQ8K shared by the K-quants in both layouts: unpack
@@ -418,9 +443,8 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	nb := len(a) / b
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
-	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8K) float32 { return x.D })
-	s.bs = tokenBsums(s.bs, a, b, nb)
 	tiles, full := (b+15)/16, b/16
+	s.qkTokens(a, b, nb)
 	wsb := align64(&s.pk, amxSB)
 	// The sums of every row tile of the call wait in acc (row tile, token
 	// tile, 16 tokens x 16 rows) and are written out token by token at the
@@ -430,18 +454,14 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	accb := align64(&s.accb, rts*tiles*1024)
 	accAll := unsafe.Slice((*float32)(unsafe.Pointer(&accb[0])), rts*tiles*256)
 	clear(accAll)
-	// A tiles are read in place: token t's quants of super-block sb at
-	// &a[t*nb+sb].Qs, a stride of nb blocks.
-	bsz := int(unsafe.Sizeof(a[0]))
-	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0]), astride: nb * bsz,
-		astep: 16 * nb * bsz, dastep: nb * 16 * 4, bsstep: nb * 16 * 16 * 2}
+	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0])}
 	var acc []float32
 	run := func(tile, n, sb, ntok int) {
 		p.cfg = s.cfgFor(cfgQK, ntok, setQKCfg)
 		p.tiles = n
-		p.a = unsafe.Pointer(&a[tile*16*nb+sb].Qs[0])
-		p.da = unsafe.Pointer(&s.da[(tile*nb+sb)*16])
-		p.bs = unsafe.Pointer(&s.bs[(tile*nb+sb)*256])
+		p.a = unsafe.Pointer(&s.qs[(sb*tiles+tile)*4096])
+		p.da = unsafe.Pointer(&s.da[(sb*tiles+tile)*16])
+		p.bs = unsafe.Pointer(&s.bs[(sb*tiles+tile)*128])
 		p.acc = unsafe.Pointer(&acc[tile*256])
 		mm(&p)
 	}

@@ -127,11 +127,20 @@ func TestGemmQ8_0(t *testing.T) {
 				if mode == modeExactMin {
 					continue
 				}
+				// Q8_0 rows of the K-quant widths, less one block for odd
+				// c.nb so that kernels working on pairs of blocks meet a
+				// last single one; then 1 to 6 blocks, so that kernels
+				// working blocks ahead meet every way a row can end.
+				type shape struct{ rows, nb, b int }
+				var shapes []shape
 				for _, c := range gemmCases() {
-					// Q8_0 rows of the K-quant widths, less one block for odd
-					// c.nb so that kernels working on pairs of blocks meet a
-					// last single one.
-					nb := c.nb*8 - c.nb&1
+					shapes = append(shapes, shape{c.rows, c.nb*8 - c.nb&1, c.b})
+				}
+				for nb := 1; nb <= 6; nb++ {
+					shapes = append(shapes, shape{16, nb, 17})
+				}
+				for _, c := range shapes {
+					nb := c.nb
 					w := makeWeights(r, lay, nb, c.rows, mode)
 					a := make([]quant.BlockQ8_0, 0, c.b*nb)
 					for range c.b {
