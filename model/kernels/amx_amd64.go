@@ -73,12 +73,9 @@ type amxScratch struct {
 	pk   []byte
 	ws   []float32
 	da   []float32
-	bs   []int16
 	grp  []byte
 	xb   []uint16
 	accb []byte // K-quant sums of every token tile
-	ab   []byte // K-quant activations in tile order (qs, aligned)
-	qs   []byte
 	ob   []float32
 	// planes is the byte transpose of 16 rows' block heads.
 	planes [256]byte
@@ -310,13 +307,13 @@ func amxProbe() error {
 	}); err != nil {
 		return err
 	}
-	q4kAMX(w4, rows, ak, b, out, rows)
+	q4kAMX(w4, rows, NewQ8KBatch(ak, b), out, rows)
 	if err := check("Q4_K", func(r, t int) float32 {
 		return quant.DotQ4K(w4[r*quant.BlockQ4_KSize:(r+1)*quant.BlockQ4_KSize], ak[t:t+1])
 	}); err != nil {
 		return err
 	}
-	q6kAMX(w6, rows, ak, b, out, rows)
+	q6kAMX(w6, rows, NewQ8KBatch(ak, b), out, rows)
 	if err := check("Q6_K", func(r, t int) float32 {
 		return quant.DotQ6K(w6[r*quant.BlockQ6_KSize:(r+1)*quant.BlockQ6_KSize], ak[t:t+1])
 	}); err != nil {
@@ -342,6 +339,14 @@ func amxLevel(below table) (level, error) {
 	t.bf16mm = bf16AMX
 	return level{name: "amx", tab: t}, nil
 }
+
+// amxTok is where amxTileQ8K writes one token tile's block.
+type amxTok struct {
+	qs, da, bs unsafe.Pointer
+}
+
+//go:noescape
+func amxTileQ8K(dst *amxTok, src *quant.BlockQ8K, stride, n int)
 
 //go:noescape
 func amxQK4(p *amxQKArgs)
@@ -373,10 +378,10 @@ func setQKCfg(c *tileCfg, ntok int) {
 	}
 }
 
-// qkTokens lays out what the K-quant tile kernels read of the tokens,
-// super-block major so that the token tiles of one super-block lie side by
-// side (the kernels take two at a time at fixed offsets). For token t, block
-// blk, i = (blk*tiles + t/16)*16 + t%16:
+// qkTiles lays out what the K-quant tile kernels read of a batch of b
+// tokens of nb blocks, super-block major so that the token tiles of one
+// super-block lie side by side (the kernels take two at a time at fixed
+// offsets). For token t, block blk, i = (blk*tiles + t/16)*16 + t%16:
 //   - its quants in tile order, 64 at a time: quants 64*s.. at
 //     qs[(i/16)*4096 + s*1024 + (t%16)*64:] (A tiles from whole aligned
 //     lines: loaded in place, the 64 bytes of a token straddled two lines
@@ -385,33 +390,37 @@ func setQKCfg(c *tileCfg, ntok int) {
 //   - its sums of 32 quants at bs[8*i:] (the pairs of Bsums added: the
 //     K-quants these kernels serve have one min per 32).
 //
-// The missing tokens of a last partial tile get zeros.
-func (s *amxScratch) qkTokens(a []quant.BlockQ8K, b, nb int) {
+// All three live in one buffer (qkViews finds them); the missing tokens of
+// a last partial tile get zeros. It is built once per Q8KBatch.
+func qkTiles(dst []byte, a []quant.BlockQ8K, b int) []byte {
+	nb := len(a) / b
 	tiles := (b + 15) / 16
-	s.da = grow(s.da, nb*tiles*16)
-	s.bs = grow(s.bs, nb*tiles*128)
-	qs := align64(&s.ab, nb*tiles*4096)
+	dst = grow(dst, tiles*nb*(4096+64+256)+64)
+	qs, da, bs := qkViews(dst, b, nb)
 	if b%16 != 0 {
-		clear(s.da)
-		clear(s.bs)
-		clear(qs)
+		clear(dst)
 	}
-	for t := 0; t < b; t++ {
-		for blk := 0; blk < nb; blk++ {
-			i := (blk*tiles+t/16)*16 + t%16
-			x := &a[t*nb+blk]
-			s.da[i] = x.D
-			sums := (*[8]int16)(s.bs[8*i:])
-			for j := range sums {
-				sums[j] = x.Bsums[2*j] + x.Bsums[2*j+1]
-			}
-			dst := qs[(i/16)*4096+(t%16)*64:]
-			for st := 0; st < 4; st++ {
-				*(*[64]int8)(unsafe.Pointer(&dst[st*1024])) = *(*[64]int8)(x.Qs[st*64:])
-			}
+	stride := nb * int(unsafe.Sizeof(a[0]))
+	for blk := 0; blk < nb; blk++ {
+		for tile := 0; tile < tiles; tile++ {
+			i := (blk*tiles + tile) * 16
+			d := amxTok{qs: unsafe.Pointer(&qs[i*256]), da: unsafe.Pointer(&da[i]), bs: unsafe.Pointer(&bs[8*i])}
+			amxTileQ8K(&d, &a[tile*16*nb+blk], stride, min(16, b-16*tile))
 		}
 	}
-	s.qs = qs
+	return dst
+}
+
+// qkViews returns the quants (64-byte aligned), scales and sums that
+// qkTiles lays out in buf for b tokens of nb blocks.
+func qkViews(buf []byte, b, nb int) (qs []byte, da []float32, bs []int16) {
+	n := (b + 15) / 16 * nb * 16 // token places
+	off := int((64 - uintptr(unsafe.Pointer(&buf[0]))&63) & 63)
+	qs = buf[off : off+256*n]
+	da = unsafe.Slice((*float32)(unsafe.Pointer(&buf[off+256*n])), n)
+	bs = unsafe.Slice((*int16)(unsafe.Pointer(&buf[off+260*n])), 8*n)
+	_ = buf[off+276*n-1]
+	return qs, da, bs
 }
 
 // amxQKArgs is what amxQK4 / amxQK6 read (see amxk_amd64.s).
@@ -432,9 +441,10 @@ type amxQKArgs struct {
 // kernels. Super-blocks are the outer loop: one unpacked super-block (8.8
 // KiB) stays in L1 while every token tile of the batch goes past it, and
 // the token tiles' sums wait in acc (1 KiB each) between super-blocks.
-func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int,
+func qkAMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int,
 	unpack func(s *amxScratch, dst []byte, r0, sb int), mm func(*amxQKArgs),
 	rest func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int), rb int) {
+	a, b := x.a, x.b
 	r16 := rows &^ 15
 	if r16 == 0 {
 		rest(w, rows, a, b, out, ldo)
@@ -444,7 +454,7 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
 	tiles, full := (b+15)/16, b/16
-	s.qkTokens(a, b, nb)
+	qs, da, bs := qkViews(x.layout(qkTiles), b, nb)
 	wsb := align64(&s.pk, amxSB)
 	// The sums of every row tile of the call wait in acc (row tile, token
 	// tile, 16 tokens x 16 rows) and are written out token by token at the
@@ -459,9 +469,9 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	run := func(tile, n, sb, ntok int) {
 		p.cfg = s.cfgFor(cfgQK, ntok, setQKCfg)
 		p.tiles = n
-		p.a = unsafe.Pointer(&s.qs[(sb*tiles+tile)*4096])
-		p.da = unsafe.Pointer(&s.da[(sb*tiles+tile)*16])
-		p.bs = unsafe.Pointer(&s.bs[(sb*tiles+tile)*128])
+		p.a = unsafe.Pointer(&qs[(sb*tiles+tile)*4096])
+		p.da = unsafe.Pointer(&da[(sb*tiles+tile)*16])
+		p.bs = unsafe.Pointer(&bs[(sb*tiles+tile)*128])
 		p.acc = unsafe.Pointer(&acc[tile*256])
 		mm(&p)
 	}
@@ -483,20 +493,20 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	}
 }
 
-func q4kx8AMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	rb := len(a) / b * quant.BlockQ4_KSize
+func q4kx8AMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	rb := len(x.a) / x.b * quant.BlockQ4_KSize
 	const gb = 8 * quant.BlockQ4_KSize
-	qkAMX(w, rows, a, b, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
+	qkAMX(w, rows, x, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
 		unpackQ4KAMX(&dst[0], &w[r0*rb+sb*gb], &w[(r0+8)*rb+sb*gb])
 	}, amxQK4, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 		matMulX8("MatMulQ4Kx8", w, rows, a, b, out, ldo, quant.BlockQ4_KSize, MatVecQ4Kx8, cur.q4kx84)
 	}, rb)
 }
 
-func q6kx8AMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	rb := len(a) / b * quant.BlockQ6_KSize
+func q6kx8AMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	rb := len(x.a) / x.b * quant.BlockQ6_KSize
 	const gb = 8 * quant.BlockQ6_KSize
-	qkAMX(w, rows, a, b, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
+	qkAMX(w, rows, x, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
 		unpackQ6KAMX(&dst[0], &w[r0*rb+sb*gb], &w[(r0+8)*rb+sb*gb])
 	}, amxQK6, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 		matMulX8("MatMulQ6Kx8", w, rows, a, b, out, ldo, quant.BlockQ6_KSize, MatVecQ6Kx8, cur.q6kx84)
@@ -506,10 +516,10 @@ func q6kx8AMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo 
 // The plain layouts interleave each super-block of the tile's two 8-row
 // groups into the scratch first (the repack of one block), then unpack it
 // like the x8 layout.
-func q4kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	rb := len(a) / b * quant.BlockQ4_KSize
+func q4kAMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	rb := len(x.a) / x.b * quant.BlockQ4_KSize
 	const bs, gb = quant.BlockQ4_KSize, 8 * quant.BlockQ4_KSize
-	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+	qkAMX(w, rows, x, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
 		g := s.groups(2 * gb)
 		pack16Q4K(g, w[r0*rb+sb*bs:], rb, &s.planes)
 		unpackQ4KAMX(&dst[0], &g[0], &g[gb])
@@ -518,10 +528,10 @@ func q4kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo in
 	}, rb)
 }
 
-func q6kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	rb := len(a) / b * quant.BlockQ6_KSize
+func q6kAMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	rb := len(x.a) / x.b * quant.BlockQ6_KSize
 	const bs, gb = quant.BlockQ6_KSize, 8 * quant.BlockQ6_KSize
-	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+	qkAMX(w, rows, x, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
 		g := s.groups(2 * gb)
 		pack16Q6K(g, w[r0*rb+sb*bs:], rb, &s.planes)
 		unpackQ6KAMX(&dst[0], &g[0], &g[gb])
@@ -768,10 +778,10 @@ func pack16Q5K(g, src []byte, rb int, planes *[256]byte) {
 	transposeD16(&g[2*gb], &g[2*gb+256], 32, &src[16], rb)
 }
 
-func q5kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	rb := len(a) / b * quant.BlockQ5_KSize
+func q5kAMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	rb := len(x.a) / x.b * quant.BlockQ5_KSize
 	const bs, gb = quant.BlockQ5_KSize, 8 * quant.BlockQ4_KSize
-	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+	qkAMX(w, rows, x, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
 		g := s.groups(2*gb + 512)
 		pack16Q5K(g, w[r0*rb+sb*bs:], rb, &s.planes)
 		unpackQ5KAMX(&dst[0], &g[0], &g[gb], &g[2*gb], &g[2*gb+256])
