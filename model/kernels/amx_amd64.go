@@ -73,7 +73,6 @@ type amxScratch struct {
 	pk   []byte
 	ws   []float32
 	da   []float32
-	bs   []int16
 	grp  []byte
 	xb   []uint16
 	accb []byte // K-quant sums of every token tile
@@ -146,17 +145,17 @@ func packQ80(pk []byte, ws []float32, src []byte, rb, nb int) {
 	}
 }
 
-// tokenScales writes the activation scale of block blk of token t of tile
-// i to da[(i*nb+blk)*16 + t%16], zero for the missing tokens of a last
-// partial tile.
-func tokenScales[A quant.BlockQ8_0 | quant.BlockQ8K](da []float32, a []A, b, nb int, d func(*A) float32) []float32 {
+// tokenScales writes the Q8_0 scale of block blk of token t of tile i to
+// da[(i*nb+blk)*16 + t%16], zero for the missing tokens of a last partial
+// tile.
+func tokenScales(da []float32, a []quant.BlockQ8_0, b, nb int) []float32 {
 	tiles := (b + 15) / 16
 	da = grow(da, tiles*nb*16)
 	clear(da[(tiles-1)*nb*16:])
 	for t := 0; t < b; t++ {
 		base := (t/16)*nb*16 + t%16
 		for blk := 0; blk < nb; blk++ {
-			da[base+16*blk] = d(&a[t*nb+blk])
+			da[base+16*blk] = a[t*nb+blk].D
 		}
 	}
 	return da
@@ -181,7 +180,7 @@ func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 	}
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
-	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8_0) float32 { return x.D })
+	s.da = tokenScales(s.da, a, b, nb)
 	pk := align64(&s.pk, 512*nb)
 	s.ws = grow(s.ws, 16*nb)
 	ob := s.outBuf(b * r16)
@@ -308,13 +307,13 @@ func amxProbe() error {
 	}); err != nil {
 		return err
 	}
-	q4kAMX(w4, rows, ak, b, out, rows)
+	q4kAMX(w4, rows, NewQ8KBatch(ak, b), out, rows)
 	if err := check("Q4_K", func(r, t int) float32 {
 		return quant.DotQ4K(w4[r*quant.BlockQ4_KSize:(r+1)*quant.BlockQ4_KSize], ak[t:t+1])
 	}); err != nil {
 		return err
 	}
-	q6kAMX(w6, rows, ak, b, out, rows)
+	q6kAMX(w6, rows, NewQ8KBatch(ak, b), out, rows)
 	if err := check("Q6_K", func(r, t int) float32 {
 		return quant.DotQ6K(w6[r*quant.BlockQ6_KSize:(r+1)*quant.BlockQ6_KSize], ak[t:t+1])
 	}); err != nil {
@@ -341,6 +340,14 @@ func amxLevel(below table) (level, error) {
 	return level{name: "amx", tab: t}, nil
 }
 
+// amxTok is where amxTileQ8K writes one token tile's block.
+type amxTok struct {
+	qs, da, bs unsafe.Pointer
+}
+
+//go:noescape
+func amxTileQ8K(dst *amxTok, src *quant.BlockQ8K, stride, n int)
+
 //go:noescape
 func amxQK4(p *amxQKArgs)
 
@@ -357,48 +364,75 @@ func unpackQ6KAMX(dst, g0, g1 *byte)
 // lo and hi planes (4 steps of 64 x 16 rows each), 8 c16 pairs, d, dmin.
 const amxSB = 8832
 
-// setQKCfg: tmm0 = A (tokens x 64 quants), tmm1/tmm2 = the lo/hi B tiles
-// (16 rows of 16 x 4 bytes), tmm4/tmm5 and tmm6/tmm7 = Clo/Chi (tokens x
-// 16 int32) of alternate super-blocks.
+// setQKCfg: tmm0 and tmm3 = the A tiles of two token tiles (tokens x 64
+// quants), tmm1/tmm2 = the lo/hi B tiles (16 rows of 16 x 4 bytes),
+// tmm4/tmm5 and tmm6/tmm7 = Clo/Chi (tokens x 16 int32) of the two token
+// tiles.
 func setQKCfg(c *tileCfg, ntok int) {
 	c.rows[0], c.colsb[0] = uint8(ntok), 64
 	c.rows[1], c.colsb[1] = 16, 64
 	c.rows[2], c.colsb[2] = 16, 64
-	for i := 4; i < 8; i++ { // two pairs of Clo/Chi, used in turn
+	c.rows[3], c.colsb[3] = uint8(ntok), 64
+	for i := 4; i < 8; i++ {
 		c.rows[i], c.colsb[i] = uint8(ntok), 64
 	}
 }
 
-// tokenBsums writes the 16 bsums of block blk of token t of tile i to
-// bs[((i*nb+blk)*16 + t%16)*16:], zeros for the missing tokens of a last
-// partial tile.
-func tokenBsums(bs []int16, a []quant.BlockQ8K, b, nb int) []int16 {
+// qkTiles lays out what the K-quant tile kernels read of a batch of b
+// tokens of nb blocks, super-block major so that the token tiles of one
+// super-block lie side by side (the kernels take two at a time at fixed
+// offsets). For token t, block blk, i = (blk*tiles + t/16)*16 + t%16:
+//   - its quants in tile order, 64 at a time: quants 64*s.. at
+//     qs[(i/16)*4096 + s*1024 + (t%16)*64:] (A tiles from whole aligned
+//     lines: loaded in place, the 64 bytes of a token straddled two lines
+//     of a block 292 bytes long, and the tile loads ran at half the rate);
+//   - its scale at da[i];
+//   - its sums of 32 quants at bs[8*i:] (the pairs of Bsums added: the
+//     K-quants these kernels serve have one min per 32).
+//
+// All three live in one buffer (qkViews finds them); the missing tokens of
+// a last partial tile get zeros. It is built once per Q8KBatch.
+func qkTiles(dst []byte, a []quant.BlockQ8K, b int) []byte {
+	nb := len(a) / b
 	tiles := (b + 15) / 16
-	bs = grow(bs, tiles*nb*256)
-	clear(bs[(tiles-1)*nb*256:])
-	for t := 0; t < b; t++ {
-		base := (t/16)*nb*256 + (t%16)*16
-		for blk := 0; blk < nb; blk++ {
-			*(*[16]int16)(bs[base+256*blk:]) = a[t*nb+blk].Bsums
+	dst = grow(dst, tiles*nb*(4096+64+256)+64)
+	qs, da, bs := qkViews(dst, b, nb)
+	if b%16 != 0 {
+		clear(dst)
+	}
+	stride := nb * int(unsafe.Sizeof(a[0]))
+	for blk := 0; blk < nb; blk++ {
+		for tile := 0; tile < tiles; tile++ {
+			i := (blk*tiles + tile) * 16
+			d := amxTok{qs: unsafe.Pointer(&qs[i*256]), da: unsafe.Pointer(&da[i]), bs: unsafe.Pointer(&bs[8*i])}
+			amxTileQ8K(&d, &a[tile*16*nb+blk], stride, min(16, b-16*tile))
 		}
 	}
-	return bs
+	return dst
+}
+
+// qkViews returns the quants (64-byte aligned), scales and sums that
+// qkTiles lays out in buf for b tokens of nb blocks.
+func qkViews(buf []byte, b, nb int) (qs []byte, da []float32, bs []int16) {
+	n := (b + 15) / 16 * nb * 16 // token places
+	off := int((64 - uintptr(unsafe.Pointer(&buf[0]))&63) & 63)
+	qs = buf[off : off+256*n]
+	da = unsafe.Slice((*float32)(unsafe.Pointer(&buf[off+256*n])), n)
+	bs = unsafe.Slice((*int16)(unsafe.Pointer(&buf[off+260*n])), 8*n)
+	_ = buf[off+276*n-1]
+	return qs, da, bs
 }
 
 // amxQKArgs is what amxQK4 / amxQK6 read (see amxk_amd64.s).
 type amxQKArgs struct {
-	cfg     unsafe.Pointer // *tileCfg
-	a       unsafe.Pointer // the first token tile's quants of the super-block
-	w       unsafe.Pointer // the unpacked super-block of the weight tile
-	da      unsafe.Pointer // the first tile's token scales of the super-block
-	bs      unsafe.Pointer // the first tile's token bsums of the super-block
-	acc     unsafe.Pointer // the first tile's sums, 16 x 16 float32 per tile
-	cbuf    unsafe.Pointer // 64-byte aligned accumulator scratch (4 KiB)
-	tiles   int            // token tiles (all with the configuration's rows)
-	astep   int            // bytes from one tile's quants to the next
-	dastep  int            // ... token scales
-	bsstep  int            // ... bsums
-	astride int            // bytes from one token's quants to the next
+	cfg   unsafe.Pointer // *tileCfg
+	a     unsafe.Pointer // the first token tile's quants of the super-block
+	w     unsafe.Pointer // the unpacked super-block of the weight tile
+	da    unsafe.Pointer // the first tile's token scales of the super-block
+	bs    unsafe.Pointer // the first tile's token bsums of the super-block
+	acc   unsafe.Pointer // the first tile's sums, 16 x 16 float32 per tile
+	cbuf  unsafe.Pointer // 64-byte aligned accumulator scratch (4 KiB)
+	tiles int            // token tiles (all with the configuration's rows)
 }
 
 // qkAMX is the AMX gemmQ8K shared by the K-quants in both layouts: unpack
@@ -407,9 +441,10 @@ type amxQKArgs struct {
 // kernels. Super-blocks are the outer loop: one unpacked super-block (8.8
 // KiB) stays in L1 while every token tile of the batch goes past it, and
 // the token tiles' sums wait in acc (1 KiB each) between super-blocks.
-func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int,
+func qkAMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int,
 	unpack func(s *amxScratch, dst []byte, r0, sb int), mm func(*amxQKArgs),
 	rest func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int), rb int) {
+	a, b := x.a, x.b
 	r16 := rows &^ 15
 	if r16 == 0 {
 		rest(w, rows, a, b, out, ldo)
@@ -418,9 +453,8 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	nb := len(a) / b
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
-	s.da = tokenScales(s.da, a, b, nb, func(x *quant.BlockQ8K) float32 { return x.D })
-	s.bs = tokenBsums(s.bs, a, b, nb)
 	tiles, full := (b+15)/16, b/16
+	qs, da, bs := qkViews(x.layout(qkTiles), b, nb)
 	wsb := align64(&s.pk, amxSB)
 	// The sums of every row tile of the call wait in acc (row tile, token
 	// tile, 16 tokens x 16 rows) and are written out token by token at the
@@ -430,18 +464,14 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	accb := align64(&s.accb, rts*tiles*1024)
 	accAll := unsafe.Slice((*float32)(unsafe.Pointer(&accb[0])), rts*tiles*256)
 	clear(accAll)
-	// A tiles are read in place: token t's quants of super-block sb at
-	// &a[t*nb+sb].Qs, a stride of nb blocks.
-	bsz := int(unsafe.Sizeof(a[0]))
-	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0]), astride: nb * bsz,
-		astep: 16 * nb * bsz, dastep: nb * 16 * 4, bsstep: nb * 16 * 16 * 2}
+	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0])}
 	var acc []float32
 	run := func(tile, n, sb, ntok int) {
 		p.cfg = s.cfgFor(cfgQK, ntok, setQKCfg)
 		p.tiles = n
-		p.a = unsafe.Pointer(&a[tile*16*nb+sb].Qs[0])
-		p.da = unsafe.Pointer(&s.da[(tile*nb+sb)*16])
-		p.bs = unsafe.Pointer(&s.bs[(tile*nb+sb)*256])
+		p.a = unsafe.Pointer(&qs[(sb*tiles+tile)*4096])
+		p.da = unsafe.Pointer(&da[(sb*tiles+tile)*16])
+		p.bs = unsafe.Pointer(&bs[(sb*tiles+tile)*128])
 		p.acc = unsafe.Pointer(&acc[tile*256])
 		mm(&p)
 	}
@@ -463,20 +493,20 @@ func qkAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int
 	}
 }
 
-func q4kx8AMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	rb := len(a) / b * quant.BlockQ4_KSize
+func q4kx8AMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	rb := len(x.a) / x.b * quant.BlockQ4_KSize
 	const gb = 8 * quant.BlockQ4_KSize
-	qkAMX(w, rows, a, b, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
+	qkAMX(w, rows, x, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
 		unpackQ4KAMX(&dst[0], &w[r0*rb+sb*gb], &w[(r0+8)*rb+sb*gb])
 	}, amxQK4, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 		matMulX8("MatMulQ4Kx8", w, rows, a, b, out, ldo, quant.BlockQ4_KSize, MatVecQ4Kx8, cur.q4kx84)
 	}, rb)
 }
 
-func q6kx8AMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	rb := len(a) / b * quant.BlockQ6_KSize
+func q6kx8AMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	rb := len(x.a) / x.b * quant.BlockQ6_KSize
 	const gb = 8 * quant.BlockQ6_KSize
-	qkAMX(w, rows, a, b, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
+	qkAMX(w, rows, x, out, ldo, func(_ *amxScratch, dst []byte, r0, sb int) {
 		unpackQ6KAMX(&dst[0], &w[r0*rb+sb*gb], &w[(r0+8)*rb+sb*gb])
 	}, amxQK6, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 		matMulX8("MatMulQ6Kx8", w, rows, a, b, out, ldo, quant.BlockQ6_KSize, MatVecQ6Kx8, cur.q6kx84)
@@ -486,10 +516,10 @@ func q6kx8AMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo 
 // The plain layouts interleave each super-block of the tile's two 8-row
 // groups into the scratch first (the repack of one block), then unpack it
 // like the x8 layout.
-func q4kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	rb := len(a) / b * quant.BlockQ4_KSize
+func q4kAMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	rb := len(x.a) / x.b * quant.BlockQ4_KSize
 	const bs, gb = quant.BlockQ4_KSize, 8 * quant.BlockQ4_KSize
-	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+	qkAMX(w, rows, x, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
 		g := s.groups(2 * gb)
 		pack16Q4K(g, w[r0*rb+sb*bs:], rb, &s.planes)
 		unpackQ4KAMX(&dst[0], &g[0], &g[gb])
@@ -498,10 +528,10 @@ func q4kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo in
 	}, rb)
 }
 
-func q6kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	rb := len(a) / b * quant.BlockQ6_KSize
+func q6kAMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	rb := len(x.a) / x.b * quant.BlockQ6_KSize
 	const bs, gb = quant.BlockQ6_KSize, 8 * quant.BlockQ6_KSize
-	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+	qkAMX(w, rows, x, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
 		g := s.groups(2 * gb)
 		pack16Q6K(g, w[r0*rb+sb*bs:], rb, &s.planes)
 		unpackQ6KAMX(&dst[0], &g[0], &g[gb])
@@ -748,10 +778,10 @@ func pack16Q5K(g, src []byte, rb int, planes *[256]byte) {
 	transposeD16(&g[2*gb], &g[2*gb+256], 32, &src[16], rb)
 }
 
-func q5kAMX(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	rb := len(a) / b * quant.BlockQ5_KSize
+func q5kAMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	rb := len(x.a) / x.b * quant.BlockQ5_KSize
 	const bs, gb = quant.BlockQ5_KSize, 8 * quant.BlockQ4_KSize
-	qkAMX(w, rows, a, b, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
+	qkAMX(w, rows, x, out, ldo, func(s *amxScratch, dst []byte, r0, sb int) {
 		g := s.groups(2*gb + 512)
 		pack16Q5K(g, w[r0*rb+sb*bs:], rb, &s.planes)
 		unpackQ5KAMX(&dst[0], &g[0], &g[gb], &g[2*gb], &g[2*gb+256])

@@ -165,7 +165,7 @@ func TestAMXKernelsShareScratch(t *testing.T) {
 				}
 			}
 		}
-		q4kAMX(w4, rows, ak, b, out, rows)
+		q4kAMX(w4, rows, NewQ8KBatch(ak, b), out, rows)
 		for tok := 0; tok < b; tok++ {
 			for row := 0; row < rows; row++ {
 				rb := nb * quant.BlockQ4_KSize

@@ -56,11 +56,11 @@ func missingFeatures(fs []feature) error {
 // CPU has AVX512_BF16.
 func newAVX512Table(hasBF16 bool) table {
 	t := avx2Table
-	t.q4kx8mm = q4kx8mmZ
+	t.q4kx8mm = gemmQ8KOf(q4kx8mmZ)
 	t.q80mm = q80mmZ
-	t.q6kx8mm = q6kx8mmZ
-	t.q4kmm = q4kmmZ
-	t.q6kmm = q6kmmZ
+	t.q6kx8mm = gemmQ8KOf(q6kx8mmZ)
+	t.q4kmm = gemmQ8KOf(q4kmmZ)
+	t.q6kmm = gemmQ8KOf(q6kmmZ)
 	t.bf16mm = bf16mmZ
 	// One token (decode) keeps the avx2 kernels of the interleaved types,
 	// which stream the matrix at the memory's speed; the matrix-matrix

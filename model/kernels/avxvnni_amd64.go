@@ -94,8 +94,8 @@ func x8Entries(bsize int, kern func(*x8mmArgs)) (func([]byte, int, []quant.Block
 			x8V(w, rows, a, 1, out, rows, bsize, kern)
 		}, func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
 			x8V(w, rows, a, 4, out, ldo, bsize, kern)
-		}, func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-			x8V(w, rows, a, b, out, ldo, bsize, kern)
+		}, func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+			x8V(w, rows, x.a, x.b, out, ldo, bsize, kern)
 		}
 }
 

@@ -64,7 +64,7 @@ func TestAVXVNNIBatchInvariant(t *testing.T) {
 				a = append(a, makeQ8K(r, nb, modeNormal)...)
 			}
 			got := make([]float32, b*rows)
-			mm(w, rows, a, b, got, rows)
+			mm(w, rows, NewQ8KBatch(a, b), got, rows)
 			one := make([]float32, rows)
 			for tok := 0; tok < b; tok++ {
 				mv(w, rows, a[tok*nb:(tok+1)*nb], one)

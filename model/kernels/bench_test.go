@@ -108,14 +108,14 @@ func BenchmarkMatMulK(b *testing.B) {
 	out := make([]float32, rows*toks)
 	for _, c := range []struct {
 		typ quant.Type
-		mm  func([]byte, int, []quant.BlockQ8K, int, []float32, int)
+		mm  func([]byte, int, *Q8KBatch, []float32, int)
 		mv  func([]byte, int, []quant.BlockQ8K, []float32)
 	}{{quant.Q4_K, MatMulQ4K, MatVecQ4K}, {quant.Q6_K, MatMulQ6K, MatVecQ6K}} {
 		w := makeWeights(r, layouts[c.typ], k/256, rows, modeNormal)
 		b.Run(c.typ.String()+"/MatMul", func(b *testing.B) {
 			b.SetBytes(int64(len(w) * toks))
 			for b.Loop() {
-				c.mm(w, rows, a, toks, out, rows)
+				c.mm(w, rows, NewQ8KBatch(a, toks), out, rows)
 			}
 		})
 		b.Run(c.typ.String()+"/MatVec-per-token", func(b *testing.B) {

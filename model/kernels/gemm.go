@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/droidgo/droidgo/model/quant"
 )
@@ -15,10 +16,51 @@ import (
 // unpack each weight block once per tile and reuse it for every token, and
 // handle leftover rows and tokens themselves.
 type (
-	gemmQ8K   func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int)
+	gemmQ8K   func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int)
 	gemmQ80   func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int)
 	gemmFloat func(w []byte, rows int, x []float32, b int, out []float32, ldo int)
 )
+
+// gemmQ8KOf adapts a K-quant matrix-matrix kernel that reads the blocks
+// alone (not what a level lays out of them) to the table's form.
+func gemmQ8KOf(f func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int)) gemmQ8K {
+	return func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+		f(w, rows, x.a, x.b, out, ldo)
+	}
+}
+
+// Q8KBatch is b rows of Q8_K activation blocks for the K-quant matrix
+// products. The products that read one batch (the row chunks of one
+// product, the products of one input) share it, so what a level's matrix
+// kernels lay out of the blocks (at the amx level: the quants in tile
+// order, the scales, the sums of 32) is built once for all of them, not
+// once per call.
+type Q8KBatch struct {
+	a    []quant.BlockQ8K
+	b    int
+	once sync.Once
+	lay  []byte
+}
+
+// NewQ8KBatch returns the batch of the b rows of blocks a.
+func NewQ8KBatch(a []quant.BlockQ8K, b int) *Q8KBatch {
+	return &Q8KBatch{a: a, b: b}
+}
+
+// Reset makes x the batch of the b rows of blocks a, whose contents may
+// have changed since the last Reset; memory laid out before is reused. No
+// product may be using x.
+func (x *Q8KBatch) Reset(a []quant.BlockQ8K, b int) {
+	x.a, x.b = a, b
+	x.once = sync.Once{}
+}
+
+// layout returns what build lays out of the batch (into the memory it is
+// given), built by the first caller after Reset while the others wait.
+func (x *Q8KBatch) layout(build func(dst []byte, a []quant.BlockQ8K, b int) []byte) []byte {
+	x.once.Do(func() { x.lay = build(x.lay, x.a, x.b) })
+	return x.lay
+}
 
 // gemmMinTokens is the batch from which the matrix-matrix kernels run: below
 // it the unpacking of a weight tile is not repaid by the tokens that reuse it.

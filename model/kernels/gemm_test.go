@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -44,7 +45,7 @@ func TestGemmK(t *testing.T) {
 	type kern struct {
 		typ quant.Type
 		x8  bool
-		mm  func([]byte, int, []quant.BlockQ8K, int, []float32, int)
+		mm  func([]byte, int, *Q8KBatch, []float32, int)
 		ref func([]byte, []quant.BlockQ8K) float32
 	}
 	kernels := []kern{
@@ -81,7 +82,7 @@ func TestGemmK(t *testing.T) {
 					for i := range out {
 						out[i] = -7
 					}
-					k.mm(wk, c.rows, a, c.b, out, ldo)
+					k.mm(wk, c.rows, NewQ8KBatch(a, c.b), out, ldo)
 					rb := c.nb * lay.bs
 					absW := make([][]float64, c.rows)
 					for i := range absW {
@@ -127,11 +128,20 @@ func TestGemmQ8_0(t *testing.T) {
 				if mode == modeExactMin {
 					continue
 				}
+				// Q8_0 rows of the K-quant widths, less one block for odd
+				// c.nb so that kernels working on pairs of blocks meet a
+				// last single one; then 1 to 6 blocks, so that kernels
+				// working blocks ahead meet every way a row can end.
+				type shape struct{ rows, nb, b int }
+				var shapes []shape
 				for _, c := range gemmCases() {
-					// Q8_0 rows of the K-quant widths, less one block for odd
-					// c.nb so that kernels working on pairs of blocks meet a
-					// last single one.
-					nb := c.nb*8 - c.nb&1
+					shapes = append(shapes, shape{c.rows, c.nb*8 - c.nb&1, c.b})
+				}
+				for nb := 1; nb <= 6; nb++ {
+					shapes = append(shapes, shape{16, nb, 17})
+				}
+				for _, c := range shapes {
+					nb := c.nb
 					w := makeWeights(r, lay, nb, c.rows, mode)
 					a := make([]quant.BlockQ8_0, 0, c.b*nb)
 					for range c.b {
@@ -271,10 +281,10 @@ func BenchmarkGemm(b *testing.B) {
 			w    []byte
 			run  func()
 		}{
-			{"Q4_K", w4, func() { MatMulQ4K(w4, rows, ak, toks, out, rows) }},
-			{"Q4_Kx8", w4x, func() { MatMulQ4Kx8(w4x, rows, ak, toks, out, rows) }},
-			{"Q6_K", w6, func() { MatMulQ6K(w6, rows, ak, toks, out, rows) }},
-			{"Q6_Kx8", w6x, func() { MatMulQ6Kx8(w6x, rows, ak, toks, out, rows) }},
+			{"Q4_K", w4, func() { MatMulQ4K(w4, rows, NewQ8KBatch(ak, toks), out, rows) }},
+			{"Q4_Kx8", w4x, func() { MatMulQ4Kx8(w4x, rows, NewQ8KBatch(ak, toks), out, rows) }},
+			{"Q6_K", w6, func() { MatMulQ6K(w6, rows, NewQ8KBatch(ak, toks), out, rows) }},
+			{"Q6_Kx8", w6x, func() { MatMulQ6Kx8(w6x, rows, NewQ8KBatch(ak, toks), out, rows) }},
 			{"Q8_0", w8, func() { MatMulQ8_0(w8, rows, a8, toks, out, rows) }},
 			{"Q8_0x8", w8x, func() { MatMulQ8_0x8(w8x, rows, a8, toks, out, rows) }},
 			{"BF16", wb, func() { MatMulBF16(wb, rows, x, toks, out, rows) }},
@@ -310,4 +320,50 @@ func BenchmarkGemm(b *testing.B) {
 			}
 		}
 	}
+}
+
+// TestQ8KBatchReuse: products sharing one batch (and what a level lays
+// out of it) give what each gives with a batch of its own, for weights of
+// every K-quant type and row chunks of one matrix, and after Reset with new
+// contents in the same memory the batch gives the new contents' products.
+func TestQ8KBatchReuse(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		skipGeneric(t)
+		r := rand.New(rand.NewPCG(41, 42))
+		const nb, b, rows = 3, 37, 48
+		a := make([]quant.BlockQ8K, 0, b*nb)
+		for range b {
+			a = append(a, makeQ8K(r, nb, modeNormal)...)
+		}
+		w4 := makeWeights(r, layouts[quant.Q4_K], nb, rows, modeNormal)
+		w6 := makeWeights(r, layouts[quant.Q6_K], nb, rows, modeNormal)
+		type prod struct {
+			name string
+			run  func(x *Q8KBatch, out []float32)
+		}
+		prods := []prod{
+			{"Q4_K", func(x *Q8KBatch, out []float32) { MatMulQ4K(w4, rows, x, out, rows) }},
+			{"Q6_K", func(x *Q8KBatch, out []float32) { MatMulQ6K(w6, rows, x, out, rows) }},
+			{"Q4_K rows 16-47", func(x *Q8KBatch, out []float32) {
+				MatMulQ4K(w4[16*nb*quant.BlockQ4_KSize:], rows-16, x, out[16:], rows)
+			}},
+		}
+		shared := NewQ8KBatch(a, b)
+		for round := 0; round < 2; round++ {
+			for _, p := range prods {
+				want := make([]float32, b*rows)
+				got := make([]float32, b*rows)
+				fresh := append([]quant.BlockQ8K(nil), a...)
+				p.run(NewQ8KBatch(fresh, b), want)
+				p.run(shared, got)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("round %d %s: output %d: shared batch %v, own batch %v", round, p.name, i, got[i], want[i])
+					}
+				}
+			}
+			copy(a, makeQ8K(r, nb*b, modeNormal)) // new contents, same memory
+			shared.Reset(a, b)
+		}
+	})
 }

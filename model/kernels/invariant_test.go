@@ -93,22 +93,28 @@ func TestBatchInvariant(t *testing.T) {
 			ks    []int
 		}{
 			{"Q4_K", quant.Q4_K, false, 1, kq(quant.Q4_K, false), q8k,
-				func(w []byte, rows, b, k int, out []float32, ldo int) { MatMulQ4K(w, rows, ak[:b*k/256], b, out, ldo) },
+				func(w []byte, rows, b, k int, out []float32, ldo int) {
+					MatMulQ4K(w, rows, NewQ8KBatch(ak[:b*k/256], b), out, ldo)
+				},
 				func(w []byte, rows, t, k int, out []float32) { MatVecQ4K(w, rows, ak[t*k/256:(t+1)*k/256], out) }, long},
 			{"Q5_K", quant.Q5_K, false, 1, kq(quant.Q5_K, false), q8k,
-				func(w []byte, rows, b, k int, out []float32, ldo int) { MatMulQ5K(w, rows, ak[:b*k/256], b, out, ldo) },
+				func(w []byte, rows, b, k int, out []float32, ldo int) {
+					MatMulQ5K(w, rows, NewQ8KBatch(ak[:b*k/256], b), out, ldo)
+				},
 				func(w []byte, rows, t, k int, out []float32) { MatVecQ5K(w, rows, ak[t*k/256:(t+1)*k/256], out) }, long},
 			{"Q6_K", quant.Q6_K, false, 1, kq(quant.Q6_K, false), q8k,
-				func(w []byte, rows, b, k int, out []float32, ldo int) { MatMulQ6K(w, rows, ak[:b*k/256], b, out, ldo) },
+				func(w []byte, rows, b, k int, out []float32, ldo int) {
+					MatMulQ6K(w, rows, NewQ8KBatch(ak[:b*k/256], b), out, ldo)
+				},
 				func(w []byte, rows, t, k int, out []float32) { MatVecQ6K(w, rows, ak[t*k/256:(t+1)*k/256], out) }, long},
 			{"Q4_K x8", quant.Q4_K, true, Interleave, kq(quant.Q4_K, true), q8k,
 				func(w []byte, rows, b, k int, out []float32, ldo int) {
-					MatMulQ4Kx8(w, rows, ak[:b*k/256], b, out, ldo)
+					MatMulQ4Kx8(w, rows, NewQ8KBatch(ak[:b*k/256], b), out, ldo)
 				},
 				func(w []byte, rows, t, k int, out []float32) { MatVecQ4Kx8(w, rows, ak[t*k/256:(t+1)*k/256], out) }, long},
 			{"Q6_K x8", quant.Q6_K, true, Interleave, kq(quant.Q6_K, true), q8k,
 				func(w []byte, rows, b, k int, out []float32, ldo int) {
-					MatMulQ6Kx8(w, rows, ak[:b*k/256], b, out, ldo)
+					MatMulQ6Kx8(w, rows, NewQ8KBatch(ak[:b*k/256], b), out, ldo)
 				},
 				func(w []byte, rows, t, k int, out []float32) { MatVecQ6Kx8(w, rows, ak[t*k/256:(t+1)*k/256], out) }, long},
 			{"Q8_0", quant.Q8_0, false, 1, kq(quant.Q8_0, false), q80,

@@ -44,30 +44,30 @@ func matMul[A any](kind string, w []byte, rows int, a []A, b int, out []float32,
 // once per batch (prefill), and on amd64 tokens go 4 at a time through a
 // kernel that unpacks each weight block once for all 4. ldo >= rows is the
 // output row stride.
-func MatMulQ4K(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	if useGemm(cur.q4kmm != nil, "MatMulQ4K", len(w), rows, quant.BlockQ4_KSize, len(a), b, len(out), ldo) {
-		cur.q4kmm(w, rows, a, b, out, ldo)
+func MatMulQ4K(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	if useGemm(cur.q4kmm != nil, "MatMulQ4K", len(w), rows, quant.BlockQ4_KSize, len(x.a), x.b, len(out), ldo) {
+		cur.q4kmm(w, rows, x, out, ldo)
 		return
 	}
-	matMul("MatMulQ4K", w, rows, a, b, out, ldo, quant.BlockQ4_KSize, MatVecQ4K, cur.q4k4)
+	matMul("MatMulQ4K", w, rows, x.a, x.b, out, ldo, quant.BlockQ4_KSize, MatVecQ4K, cur.q4k4)
 }
 
 // MatMulQ5K is MatMulQ4K for Q5_K weights.
-func MatMulQ5K(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	if useGemm(cur.q5kmm != nil, "MatMulQ5K", len(w), rows, quant.BlockQ5_KSize, len(a), b, len(out), ldo) {
-		cur.q5kmm(w, rows, a, b, out, ldo)
+func MatMulQ5K(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	if useGemm(cur.q5kmm != nil, "MatMulQ5K", len(w), rows, quant.BlockQ5_KSize, len(x.a), x.b, len(out), ldo) {
+		cur.q5kmm(w, rows, x, out, ldo)
 		return
 	}
-	matMul("MatMulQ5K", w, rows, a, b, out, ldo, quant.BlockQ5_KSize, MatVecQ5K, nil)
+	matMul("MatMulQ5K", w, rows, x.a, x.b, out, ldo, quant.BlockQ5_KSize, MatVecQ5K, nil)
 }
 
 // MatMulQ6K is MatMulQ4K for Q6_K weights.
-func MatMulQ6K(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	if useGemm(cur.q6kmm != nil, "MatMulQ6K", len(w), rows, quant.BlockQ6_KSize, len(a), b, len(out), ldo) {
-		cur.q6kmm(w, rows, a, b, out, ldo)
+func MatMulQ6K(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	if useGemm(cur.q6kmm != nil, "MatMulQ6K", len(w), rows, quant.BlockQ6_KSize, len(x.a), x.b, len(out), ldo) {
+		cur.q6kmm(w, rows, x, out, ldo)
 		return
 	}
-	matMul("MatMulQ6K", w, rows, a, b, out, ldo, quant.BlockQ6_KSize, MatVecQ6K, cur.q6k4)
+	matMul("MatMulQ6K", w, rows, x.a, x.b, out, ldo, quant.BlockQ6_KSize, MatVecQ6K, cur.q6k4)
 }
 
 // MatMulQ8_0 is MatMulQ4K for Q8_0 weights and Q8_0 activations.

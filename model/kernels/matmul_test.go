@@ -45,14 +45,14 @@ func TestMatMul(t *testing.T) {
 			for range c.b {
 				ak = append(ak, makeQ8K(r, c.nb, modeNormal)...)
 			}
-			compare("Q4_K", func(out []float32) { MatMulQ4K(wk, c.rows, ak, c.b, out, ldo) },
+			compare("Q4_K", func(out []float32) { MatMulQ4K(wk, c.rows, NewQ8KBatch(ak, c.b), out, ldo) },
 				func(tok int, out []float32) { MatVecQ4K(wk, c.rows, ak[tok*c.nb:(tok+1)*c.nb], out) },
 				func(tok, row int) float64 {
 					rb := c.nb * quant.BlockQ4_KSize
 					return magnitude(t, layouts[quant.Q4_K], wk[row*rb:(row+1)*rb], q8kFloats(ak[tok*c.nb:(tok+1)*c.nb]))
 				})
 			w6 := makeWeights(r, layouts[quant.Q6_K], c.nb, c.rows, modeNormal)
-			compare("Q6_K", func(out []float32) { MatMulQ6K(w6, c.rows, ak, c.b, out, ldo) },
+			compare("Q6_K", func(out []float32) { MatMulQ6K(w6, c.rows, NewQ8KBatch(ak, c.b), out, ldo) },
 				func(tok int, out []float32) { MatVecQ6K(w6, c.rows, ak[tok*c.nb:(tok+1)*c.nb], out) },
 				func(tok, row int) float64 {
 					rb := c.nb * quant.BlockQ6_KSize
@@ -92,7 +92,7 @@ func TestMatMul(t *testing.T) {
 func TestMatMulK(t *testing.T) {
 	kernels := []struct {
 		typ quant.Type
-		mm  func([]byte, int, []quant.BlockQ8K, int, []float32, int)
+		mm  func([]byte, int, *Q8KBatch, []float32, int)
 		ref func([]byte, []quant.BlockQ8K) float32
 	}{
 		{quant.Q4_K, MatMulQ4K, quant.DotQ4K},
@@ -113,7 +113,7 @@ func TestMatMulK(t *testing.T) {
 						a = append(a, makeQ8K(r, c.nb, mode)...)
 					}
 					out := make([]float32, c.b*c.rows)
-					k.mm(w, c.rows, a, c.b, out, c.rows)
+					k.mm(w, c.rows, NewQ8KBatch(a, c.b), out, c.rows)
 					rb := c.nb * lay.bs
 					for tok := 0; tok < c.b; tok++ {
 						at := a[tok*c.nb : (tok+1)*c.nb]
@@ -167,5 +167,5 @@ func TestMatMulBadShapePanics(t *testing.T) {
 			t.Error("MatMulQ4K with len(a) not a multiple of b did not panic")
 		}
 	}()
-	MatMulQ4K(make([]byte, 3*144), 1, make([]quant.BlockQ8K, 3), 2, make([]float32, 4), 2)
+	MatMulQ4K(make([]byte, 3*144), 1, NewQ8KBatch(make([]quant.BlockQ8K, 3), 2), make([]float32, 4), 2)
 }

@@ -207,7 +207,7 @@ func mmTable(t table, k mmKernels) table {
 		if q5 {
 			bs = quant.BlockQ5_KSize
 		}
-		return func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		return gemmQ8KOf(func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 			nb := len(a) / b
 			buf := packQ8KActs(a, b, nb)
 			defer mmPool.Put(buf)
@@ -259,10 +259,10 @@ func mmTable(t table, k mmKernels) table {
 					putRowF32(o[mmQ4KWNegDmin:], dmin)
 				}
 			})
-		}
+		})
 	}
 	q6k := func(x8 bool) gemmQ8K {
-		return func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
+		return gemmQ8KOf(func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
 			nb := len(a) / b
 			buf := packQ8KActs(a, b, nb)
 			defer mmPool.Put(buf)
@@ -301,7 +301,7 @@ func mmTable(t table, k mmKernels) table {
 					putRowF32(o[mmQ6KWD:], d)
 				}
 			})
-		}
+		})
 	}
 	t.q4kmm, t.q4kx8mm, t.q5kmm = q4k(false, false), q4k(true, false), q4k(false, true)
 	t.q6kmm, t.q6kx8mm = q6k(false), q6k(true)

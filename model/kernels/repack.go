@@ -314,23 +314,23 @@ func MatMulQ8_0x8(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32,
 }
 
 // MatMulQ4Kx8 is MatMulQ4K for a matrix in the interleaved Q4_K layout.
-func MatMulQ4Kx8(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	if useGemm(cur.q4kx8mm != nil, "MatMulQ4Kx8", len(w), rows, quant.BlockQ4_KSize, len(a), b, len(out), ldo) {
-		checkX8("MatMulQ4Kx8", len(w), rows, len(a)/b*quant.BlockQ4_KSize, rows)
-		cur.q4kx8mm(w, rows, a, b, out, ldo)
+func MatMulQ4Kx8(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	if useGemm(cur.q4kx8mm != nil, "MatMulQ4Kx8", len(w), rows, quant.BlockQ4_KSize, len(x.a), x.b, len(out), ldo) {
+		checkX8("MatMulQ4Kx8", len(w), rows, len(x.a)/x.b*quant.BlockQ4_KSize, rows)
+		cur.q4kx8mm(w, rows, x, out, ldo)
 		return
 	}
-	matMulX8("MatMulQ4Kx8", w, rows, a, b, out, ldo, quant.BlockQ4_KSize, MatVecQ4Kx8, cur.q4kx84)
+	matMulX8("MatMulQ4Kx8", w, rows, x.a, x.b, out, ldo, quant.BlockQ4_KSize, MatVecQ4Kx8, cur.q4kx84)
 }
 
 // MatMulQ6Kx8 is MatMulQ6K for a matrix in the interleaved Q6_K layout.
-func MatMulQ6Kx8(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	if useGemm(cur.q6kx8mm != nil, "MatMulQ6Kx8", len(w), rows, quant.BlockQ6_KSize, len(a), b, len(out), ldo) {
-		checkX8("MatMulQ6Kx8", len(w), rows, len(a)/b*quant.BlockQ6_KSize, rows)
-		cur.q6kx8mm(w, rows, a, b, out, ldo)
+func MatMulQ6Kx8(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	if useGemm(cur.q6kx8mm != nil, "MatMulQ6Kx8", len(w), rows, quant.BlockQ6_KSize, len(x.a), x.b, len(out), ldo) {
+		checkX8("MatMulQ6Kx8", len(w), rows, len(x.a)/x.b*quant.BlockQ6_KSize, rows)
+		cur.q6kx8mm(w, rows, x, out, ldo)
 		return
 	}
-	matMulX8("MatMulQ6Kx8", w, rows, a, b, out, ldo, quant.BlockQ6_KSize, MatVecQ6Kx8, cur.q6kx84)
+	matMulX8("MatMulQ6Kx8", w, rows, x.a, x.b, out, ldo, quant.BlockQ6_KSize, MatVecQ6Kx8, cur.q6kx84)
 }
 
 // matMulX8 is matMul over tiles of whole 8-row groups.

@@ -13,7 +13,7 @@ import (
 var x8Kernels = []struct {
 	typ quant.Type
 	mv  func([]byte, int, []quant.BlockQ8K, []float32)
-	mm  func([]byte, int, []quant.BlockQ8K, int, []float32, int)
+	mm  func([]byte, int, *Q8KBatch, []float32, int)
 	ref func([]byte, []quant.BlockQ8K) float32
 }{
 	{quant.Q4_K, MatVecQ4Kx8, MatMulQ4Kx8, quant.DotQ4K},
@@ -182,7 +182,7 @@ func TestMatMulX8(t *testing.T) {
 					}
 					ldo := c.rows + 3
 					out := make([]float32, c.b*ldo)
-					k.mm(x, c.rows, a, c.b, out, ldo)
+					k.mm(x, c.rows, NewQ8KBatch(a, c.b), out, ldo)
 					rb := c.nb * lay.bs
 					for tok := 0; tok < c.b; tok++ {
 						at := a[tok*c.nb : (tok+1)*c.nb]
@@ -351,16 +351,16 @@ func BenchmarkMatMulX8(b *testing.B) {
 			a = append(a, makeQ8K(r, cols/256, modeNormal)...)
 		}
 		out := make([]float32, rows*toks)
-		plain := map[quant.Type]func([]byte, int, []quant.BlockQ8K, int, []float32, int){quant.Q4_K: MatMulQ4K, quant.Q6_K: MatMulQ6K}[k.typ]
+		plain := map[quant.Type]func([]byte, int, *Q8KBatch, []float32, int){quant.Q4_K: MatMulQ4K, quant.Q6_K: MatMulQ6K}[k.typ]
 		for _, v := range []struct {
 			name string
 			w    []byte
-			mm   func([]byte, int, []quant.BlockQ8K, int, []float32, int)
+			mm   func([]byte, int, *Q8KBatch, []float32, int)
 		}{{"plain", w, plain}, {"x8", x, k.mm}} {
 			b.Run(fmt.Sprintf("%v/%s", k.typ, v.name), func(b *testing.B) {
 				b.SetBytes(int64(len(w) * toks))
 				for b.Loop() {
-					v.mm(v.w, rows, a, toks, out, rows)
+					v.mm(v.w, rows, NewQ8KBatch(a, toks), out, rows)
 				}
 			})
 		}

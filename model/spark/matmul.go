@@ -53,6 +53,10 @@ type acts struct {
 	bf16 []float32
 	q80  []quant.BlockQ8_0
 	q8k  []quant.BlockQ8K
+	// q8kb is q8k as the K-quant matrix products take it: what their
+	// kernels lay out of it is built once per input for every product and
+	// row chunk that reads it.
+	q8kb kernels.Q8KBatch
 	have [nActKinds]bool
 }
 
@@ -80,6 +84,7 @@ func (a *acts) alloc(k actKind) {
 		a.q80 = grow(a.q80, len(a.x)/32)
 	case actQ8K:
 		a.q8k = grow(a.q8k, len(a.x)/quant.QK_K)
+		a.q8kb.Reset(a.q8k, a.b)
 	}
 }
 
@@ -191,17 +196,17 @@ func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool,
 		kernels.MatMulQ4_0(wd, rows, a.q80, B, o, ldo)
 	case quant.Q4_K:
 		if w.x8 {
-			kernels.MatMulQ4Kx8(wd, rows, a.q8k, B, o, ldo)
+			kernels.MatMulQ4Kx8(wd, rows, &a.q8kb, o, ldo)
 			return
 		}
-		kernels.MatMulQ4K(wd, rows, a.q8k, B, o, ldo)
+		kernels.MatMulQ4K(wd, rows, &a.q8kb, o, ldo)
 	case quant.Q5_K:
-		kernels.MatMulQ5K(wd, rows, a.q8k, B, o, ldo)
+		kernels.MatMulQ5K(wd, rows, &a.q8kb, o, ldo)
 	case quant.Q6_K:
 		if w.x8 {
-			kernels.MatMulQ6Kx8(wd, rows, a.q8k, B, o, ldo)
+			kernels.MatMulQ6Kx8(wd, rows, &a.q8kb, o, ldo)
 			return
 		}
-		kernels.MatMulQ6K(wd, rows, a.q8k, B, o, ldo)
+		kernels.MatMulQ6K(wd, rows, &a.q8kb, o, ldo)
 	}
 }
