@@ -102,7 +102,7 @@ type table struct {
 	q5kmm   gemmQ8K
 	q6kmm   gemmQ8K
 	q6kx8mm gemmQ8K
-	bf16mm  gemmFloat
+	bf16mm  gemmBF16
 }
 
 // level is one selectable instruction-set level, ordered from lowest.
