@@ -643,9 +643,16 @@ func amxBF16x2(p *amxArgs)
 func toBF16(dst *uint16, src *float32, n int)
 
 // bf16TokenBlock is the tokens that share one transposition of a row tile
-// (measured on a 2-core Sapphire-Rapids-class VM: 64 tokens ~200 GMAC/s,
-// all 256 of a batch at once 50, the activations no longer fitting in L2).
-const bf16TokenBlock = 64
+// of n32 halves: as many as 1 MiB of bf16 activations holds (they stay in
+// L2 while every row tile passes by), at least 64, in pairs of tiles. On a
+// 2-core Sapphire-Rapids-class VM: 64 tokens ~200 GMAC/s, all 256 of a batch
+// of 6656-wide rows at once 50 (3.4 MiB: beyond L2); at K = 2048, 128 and
+// 256 tokens (0.5 and 1 MiB) ran at 1.1-2.2x 64 tokens' rate
+// (BenchmarkGemm/amx/BF16/b=256, 2026-12-02), transposing each row tile
+// 2 or 1 times instead of 4.
+func bf16TokenBlock(n32 int) int {
+	return max(64, (1<<20)/(2*n32)&^31)
+}
 
 // setBF16Cfg: tmm0 = A (tokens x 32 bf16), tmm1 = B (16 pairs x 16 rows),
 // tmm2 = C (tokens x 16 f32).
@@ -685,9 +692,6 @@ func bf16AMX(w []byte, rows int, xb *BF16Batch, out []float32, ldo int) {
 	p := amxArgs{astride: 2 * n32, nb: nc, ldo: 4 * r16}
 	full := n / 32 // chunks whose 64 bytes lie inside every row
 	var tail [16 * 64]byte
-	// Token blocks of bf16TokenBlock keep a block's activations in L2 while
-	// every row tile of the matrix passes by; a row tile is transposed once
-	// per block.
 	pack := func(bt []byte, src []byte) {
 		for c := 0; c < full; c++ {
 			t := bt[1024*c:]
@@ -709,8 +713,9 @@ func bf16AMX(w []byte, rows int, xb *BF16Batch, out []float32, ldo int) {
 	// every row tile of the matrix passes by; a row tile is transposed once
 	// per block. Pairs of row tiles and of full token tiles go through the
 	// 2x2 kernel, the rest one tile pair at a time.
-	for tb := 0; tb < b; tb += bf16TokenBlock {
-		te := min(b, tb+bf16TokenBlock)
+	tblock := bf16TokenBlock(n32)
+	for tb := 0; tb < b; tb += tblock {
+		te := min(b, tb+tblock)
 		for r0 := 0; r0 < r16; r0 += 32 {
 			pack(pk, w[r0*rb:])
 			two := r0+16 < r16

@@ -102,7 +102,7 @@ func (a *acts) encode(k actKind, t, lo, hi int) {
 		kernels.RoundF16(a.f16[i:j])
 	case actBF16:
 		copy(a.bf16[i:j], a.x[i:j])
-		quant.RoundBF16(a.bf16[i:j])
+		kernels.RoundBF16(a.bf16[i:j])
 	case actQ80:
 		kernels.QuantizeQ8_0(a.x[i:j], a.q80[i/32:j/32])
 	case actQ8K:
