@@ -74,7 +74,6 @@ type amxScratch struct {
 	ws   []float32
 	da   []float32
 	grp  []byte
-	xb   []uint16
 	accb []byte // K-quant sums of every token tile
 	ob   []float32
 	// planes is the byte transpose of 16 rows' block heads.
@@ -319,7 +318,7 @@ func amxProbe() error {
 	}); err != nil {
 		return err
 	}
-	bf16AMX(wb, rows, xb, b, out, rows)
+	bf16AMX(wb, rows, NewBF16Batch(xb, b), out, rows)
 	return check("BF16", func(r, t int) float32 {
 		return quant.DotBF16(wb[2*r*n:2*(r+1)*n], xb[t*n:(t+1)*n])
 	})
@@ -644,9 +643,16 @@ func amxBF16x2(p *amxArgs)
 func toBF16(dst *uint16, src *float32, n int)
 
 // bf16TokenBlock is the tokens that share one transposition of a row tile
-// (measured on a 2-core Sapphire-Rapids-class VM: 64 tokens ~200 GMAC/s,
-// all 256 of a batch at once 50, the activations no longer fitting in L2).
-const bf16TokenBlock = 64
+// of n32 halves: as many as 1 MiB of bf16 activations holds (they stay in
+// L2 while every row tile passes by), at least 64, in pairs of tiles. On a
+// 2-core Sapphire-Rapids-class VM: 64 tokens ~200 GMAC/s, all 256 of a batch
+// of 6656-wide rows at once 50 (3.4 MiB: beyond L2); at K = 2048, 128 and
+// 256 tokens (0.5 and 1 MiB) ran at 1.1-2.2x 64 tokens' rate
+// (BenchmarkGemm/amx/BF16/b=256, 2026-12-02), transposing each row tile
+// 2 or 1 times instead of 4.
+func bf16TokenBlock(n32 int) int {
+	return max(64, (1<<20)/(2*n32)&^31)
+}
 
 // setBF16Cfg: tmm0 = A (tokens x 32 bf16), tmm1 = B (16 pairs x 16 rows),
 // tmm2 = C (tokens x 16 f32).
@@ -667,7 +673,8 @@ func setBF16Cfg(c *tileCfg, ntok int) {
 // token tile accumulates over all of K in one tile. AMX flushes subnormal
 // bf16 inputs to zero, where the reference keeps them; weights and
 // activations that small do not occur in models.
-func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
+func bf16AMX(w []byte, rows int, xb *BF16Batch, out []float32, ldo int) {
+	x, b := xb.x, xb.b
 	n := len(x) / b
 	rb := 2 * n
 	r16 := rows &^ 15
@@ -679,26 +686,12 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	nc := n32 / 32
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
-	s.xb = grow(s.xb, b*n32)
-	n16 := n &^ 15
-	for t := 0; t < b; t++ {
-		xb := s.xb[t*n32 : (t+1)*n32]
-		if n16 > 0 {
-			toBF16(&xb[0], &x[t*n], n16)
-		}
-		for i := n16; i < n; i++ {
-			xb[i] = uint16(math.Float32bits(x[t*n+i]) >> 16)
-		}
-		clear(xb[n:])
-	}
+	xn := bf16Tiles(xb.get(func(dst []byte) []byte { return narrowBF16(dst, x, b) }), b, n32)
 	pk := align64(&s.pk, 1024*nc)
 	ob := s.outBuf(b * r16)
 	p := amxArgs{astride: 2 * n32, nb: nc, ldo: 4 * r16}
 	full := n / 32 // chunks whose 64 bytes lie inside every row
 	var tail [16 * 64]byte
-	// Token blocks of bf16TokenBlock keep a block's activations in L2 while
-	// every row tile of the matrix passes by; a row tile is transposed once
-	// per block.
 	pack := func(bt []byte, src []byte) {
 		for c := 0; c < full; c++ {
 			t := bt[1024*c:]
@@ -720,8 +713,9 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	// every row tile of the matrix passes by; a row tile is transposed once
 	// per block. Pairs of row tiles and of full token tiles go through the
 	// 2x2 kernel, the rest one tile pair at a time.
-	for tb := 0; tb < b; tb += bf16TokenBlock {
-		te := min(b, tb+bf16TokenBlock)
+	tblock := bf16TokenBlock(n32)
+	for tb := 0; tb < b; tb += tblock {
+		te := min(b, tb+tblock)
 		for r0 := 0; r0 < r16; r0 += 32 {
 			pack(pk, w[r0*rb:])
 			two := r0+16 < r16
@@ -732,7 +726,7 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 			if two {
 				for ; t0+32 <= te; t0 += 32 {
 					p.cfg = s.cfgFor(cfgBF16, 16, setBF16Cfg)
-					p.a = unsafe.Pointer(&s.xb[t0*n32])
+					p.a = unsafe.Pointer(&xn[t0*n32])
 					p.w, p.ws = unsafe.Pointer(&pk[0]), unsafe.Pointer(&pk1[0])
 					p.out = unsafe.Pointer(&ob[t0*r16+r0])
 					amxBF16x2(&p)
@@ -741,7 +735,7 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 			for ; t0 < te; t0 += 16 {
 				p.ntok = min(16, te-t0)
 				p.cfg = s.cfgFor(cfgBF16, p.ntok, setBF16Cfg)
-				p.a = unsafe.Pointer(&s.xb[t0*n32])
+				p.a = unsafe.Pointer(&xn[t0*n32])
 				for j, bt := range [][]byte{pk, pk1} {
 					if j == 1 && !two {
 						break
@@ -757,6 +751,36 @@ func bf16AMX(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	if r16 < rows {
 		matMulFloat("MatMulBF16", w[r16*rb:], rows-r16, x, b, out[r16:], ldo, 2, MatVecBF16, cur.bf164)
 	}
+}
+
+// narrowBF16 lays out b rows of bf16 values (held as float32) for the
+// BF16 tile kernel: each row narrowed to its upper 16 bits and padded with
+// zeros to a multiple of 32, n32 halves a row (bf16Tiles views it).
+func narrowBF16(dst []byte, x []float32, b int) []byte {
+	n := len(x) / b
+	n32 := (n + 31) &^ 31
+	dst = grow(dst, 2*b*n32+64)
+	xb := bf16Tiles(dst, b, n32)
+	n16 := n &^ 15
+	for t := 0; t < b; t++ {
+		row := xb[t*n32 : (t+1)*n32]
+		if n16 > 0 {
+			toBF16(&row[0], &x[t*n], n16)
+		}
+		for i := n16; i < n; i++ {
+			row[i] = uint16(math.Float32bits(x[t*n+i]) >> 16)
+		}
+		clear(row[n:])
+	}
+	return dst
+}
+
+// bf16Tiles returns the b rows of n32 halves that narrowBF16 lays out in
+// buf, 64-byte aligned.
+func bf16Tiles(buf []byte, b, n32 int) []uint16 {
+	off := int((64 - uintptr(unsafe.Pointer(&buf[0]))&63) & 63)
+	_ = buf[off+2*b*n32-1]
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&buf[off])), b*n32)
 }
 
 //go:noescape

@@ -58,6 +58,18 @@ func RoundF16(x []float32) {
 	quant.RoundF16(x)
 }
 
+// RoundBF16 is quant.RoundBF16 (each value rounded to bf16 and back, to
+// nearest even; NaNs stay NaNs, quieted), bit for bit: the activations of
+// BF16 weights.
+func RoundBF16(x []float32) {
+	n := len(x) &^ 7
+	if cur.roundBF16 != nil && n > 0 {
+		cur.roundBF16(x[:n])
+		x = x[n:]
+	}
+	quant.RoundBF16(x)
+}
+
 // EncodeF16 writes the IEEE halves of x, little-endian, to dst[:2*len(x)],
 // exactly as quant.FP32ToFP16 (NaNs stay NaNs, their payloads may differ):
 // keys and values going into an f16 KV cache.

@@ -104,6 +104,47 @@ func BenchmarkAttnRows(b *testing.B) {
 
 // RoundF16 equals quant.RoundF16 bit for bit at every level, on normal,
 // subnormal, huge, tie and special values, whatever the length.
+// TestRoundBF16: the bf16 rounding of every level is quant.RoundBF16 bit
+// for bit: random values, ties at both parities, values that round up to
+// Inf, infinities, subnormals, signed zeros and NaNs (signalling and quiet,
+// with payloads).
+func TestRoundBF16(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(53, 54))
+		for _, n := range []int{0, 1, 7, 8, 9, 64, 333} {
+			x := make([]float32, n)
+			for i := range x {
+				switch i % 8 {
+				case 0:
+					x[i] = float32(r.NormFloat64())
+				case 1: // ties: the dropped half exactly 0x8000
+					x[i] = math.Float32frombits(r.Uint32()&0xffff0000 | 0x8000)
+				case 2:
+					x[i] = math.Float32frombits(0x7f7f8000 + r.Uint32()&0xffff) // to Inf or not
+				case 3:
+					x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+				case 4:
+					x[i] = math.Float32frombits(r.Uint32() & 0x807fffff) // subnormals
+				case 5:
+					x[i] = math.Float32frombits(uint32(r.IntN(2)) << 31) // ±0
+				case 6:
+					x[i] = math.Float32frombits(0x7f800001 | r.Uint32()&0x803fffff) // signalling NaNs
+				default:
+					x[i] = math.Float32frombits(r.Uint32()) // anything, NaNs included
+				}
+			}
+			want := append([]float32(nil), x...)
+			quant.RoundBF16(want)
+			RoundBF16(x)
+			for i := range x {
+				if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("n=%d [%d]: got %#x, want %#x", n, i, math.Float32bits(x[i]), math.Float32bits(want[i]))
+				}
+			}
+		}
+	})
+}
+
 func TestRoundF16(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(51, 52))

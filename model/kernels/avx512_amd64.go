@@ -61,7 +61,7 @@ func newAVX512Table(hasBF16 bool) table {
 	t.q6kx8mm = gemmQ8KOf(q6kx8mmZ)
 	t.q4kmm = gemmQ8KOf(q4kmmZ)
 	t.q6kmm = gemmQ8KOf(q6kmmZ)
-	t.bf16mm = bf16mmZ
+	t.bf16mm = gemmBF16Of(bf16mmZ)
 	// One token (decode) keeps the avx2 kernels of the interleaved types,
 	// which stream the matrix at the memory's speed; the matrix-matrix
 	// kernel with a one-token tile was ~25 % faster from L2 on a Sapphire

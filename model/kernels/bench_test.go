@@ -171,7 +171,7 @@ func BenchmarkQuantizeQ8K(b *testing.B) {
 }
 
 // BenchmarkMatMulFloat compares a 64-token batch (spark's prefill batch) of
-// BF16 and F16 weights through MatMulBF16 / MatMulF16 (4 tokens per weight
+// BF16 and F16 weights through matMulBF16 / MatMulF16 (4 tokens per weight
 // load on the assembly levels) with the row-tiled one-token kernel per token
 // (the path before the 4-token kernels), at the best level, for a square
 // 2048x2048 projection and the 2048x6656 FFN down projection. Bytes are
@@ -194,7 +194,7 @@ func BenchmarkMatMulFloat(b *testing.B) {
 			name string
 			mm   func([]byte, int, []float32, int, []float32, int)
 			mv   func([]byte, int, []float32, []float32)
-		}{{"BF16", MatMulBF16, MatVecBF16}, {"F16", MatMulF16, MatVecF16}} {
+		}{{"BF16", matMulBF16, MatVecBF16}, {"F16", MatMulF16, MatVecF16}} {
 			b.Run(fmt.Sprintf("%s/%dx%d/MatMul", c.name, rows, k), func(b *testing.B) {
 				b.SetBytes(int64(len(w) * toks))
 				for b.Loop() {

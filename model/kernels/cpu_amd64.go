@@ -132,7 +132,8 @@ var avx2Table = table{
 	axpyRows: func(p, v []float32, stride int, o []float32) {
 		axpyRowsAVX2(&p[0], &v[0], stride, len(p), len(o), &o[0])
 	},
-	roundF16: func(x []float32) { roundF16AVX2(&x[0], len(x)) },
+	roundF16:  func(x []float32) { roundF16AVX2(&x[0], len(x)) },
+	roundBF16: func(x []float32) { roundBF16AVX2(&x[0], len(x)) },
 	encodeF16: func(dst []byte, x []float32) {
 		encodeF16AVX2(&dst[0], &x[0], len(x))
 	},
@@ -190,6 +191,9 @@ func axpyAVX2(alpha float32, x, y *float32, n int)
 
 //go:noescape
 func roundF16AVX2(x *float32, n int)
+
+//go:noescape
+func roundBF16AVX2(x *float32, n int)
 
 //go:noescape
 func encodeF16AVX2(dst *byte, x *float32, n int)

@@ -19,6 +19,7 @@ type (
 	gemmQ8K   func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int)
 	gemmQ80   func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int)
 	gemmFloat func(w []byte, rows int, x []float32, b int, out []float32, ldo int)
+	gemmBF16  func(w []byte, rows int, x *BF16Batch, out []float32, ldo int)
 )
 
 // gemmQ8KOf adapts a K-quant matrix-matrix kernel that reads the blocks
@@ -29,6 +30,13 @@ func gemmQ8KOf(f func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float
 	}
 }
 
+// gemmBF16Of is gemmQ8KOf for BF16.
+func gemmBF16Of(f gemmFloat) gemmBF16 {
+	return func(w []byte, rows int, x *BF16Batch, out []float32, ldo int) {
+		f(w, rows, x.x, x.b, out, ldo)
+	}
+}
+
 // Q8KBatch is b rows of Q8_K activation blocks for the K-quant matrix
 // products. The products that read one batch (the row chunks of one
 // product, the products of one input) share it, so what a level's matrix
@@ -36,10 +44,9 @@ func gemmQ8KOf(f func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float
 // order, the scales, the sums of 32) is built once for all of them, not
 // once per call.
 type Q8KBatch struct {
-	a    []quant.BlockQ8K
-	b    int
-	once sync.Once
-	lay  []byte
+	a []quant.BlockQ8K
+	b int
+	laid
 }
 
 // NewQ8KBatch returns the batch of the b rows of blocks a.
@@ -52,14 +59,49 @@ func NewQ8KBatch(a []quant.BlockQ8K, b int) *Q8KBatch {
 // product may be using x.
 func (x *Q8KBatch) Reset(a []quant.BlockQ8K, b int) {
 	x.a, x.b = a, b
-	x.once = sync.Once{}
+	x.laid.reset()
 }
 
-// layout returns what build lays out of the batch (into the memory it is
-// given), built by the first caller after Reset while the others wait.
+// layout returns what build lays out of the batch.
 func (x *Q8KBatch) layout(build func(dst []byte, a []quant.BlockQ8K, b int) []byte) []byte {
-	x.once.Do(func() { x.lay = build(x.lay, x.a, x.b) })
-	return x.lay
+	return x.get(func(dst []byte) []byte { return build(dst, x.a, x.b) })
+}
+
+// BF16Batch is b rows of activations for BF16 weights (float32 holding
+// bf16 values, quant.RoundBF16), shared as a Q8KBatch is: at the amx
+// level, the rows narrowed to bf16 and padded for the tiles once for every
+// product and row chunk that reads them.
+type BF16Batch struct {
+	x []float32
+	b int
+	laid
+}
+
+// NewBF16Batch returns the batch of the b rows of x.
+func NewBF16Batch(x []float32, b int) *BF16Batch {
+	return &BF16Batch{x: x, b: b}
+}
+
+// Reset is Q8KBatch.Reset for rows of bf16 values.
+func (x *BF16Batch) Reset(v []float32, b int) {
+	x.x, x.b = v, b
+	x.laid.reset()
+}
+
+// laid holds what a level's matrix kernels lay out of a batch: built by
+// the first product that asks after a reset while the others wait, its
+// memory kept across resets.
+type laid struct {
+	once sync.Once
+	lay  []byte
+}
+
+func (l *laid) reset() { l.once = sync.Once{} }
+
+// get returns what build lays out (into the memory it is given).
+func (l *laid) get(build func(dst []byte) []byte) []byte {
+	l.once.Do(func() { l.lay = build(l.lay) })
+	return l.lay
 }
 
 // gemmMinTokens is the batch from which the matrix-matrix kernels run: below

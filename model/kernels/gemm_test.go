@@ -213,7 +213,7 @@ func TestGemmBF16(t *testing.T) {
 				for i := range out {
 					out[i] = -7
 				}
-				MatMulBF16(w, c.rows, x, c.b, out, ldo)
+				matMulBF16(w, c.rows, x, c.b, out, ldo)
 				for tok := 0; tok < c.b; tok++ {
 					xt := x[tok*n : (tok+1)*n]
 					for i := 0; i < ldo; i++ {
@@ -287,7 +287,7 @@ func BenchmarkGemm(b *testing.B) {
 			{"Q6_Kx8", w6x, func() { MatMulQ6Kx8(w6x, rows, NewQ8KBatch(ak, toks), out, rows) }},
 			{"Q8_0", w8, func() { MatMulQ8_0(w8, rows, a8, toks, out, rows) }},
 			{"Q8_0x8", w8x, func() { MatMulQ8_0x8(w8x, rows, a8, toks, out, rows) }},
-			{"BF16", wb, func() { MatMulBF16(wb, rows, x, toks, out, rows) }},
+			{"BF16", wb, func() { matMulBF16(wb, rows, x, toks, out, rows) }},
 		}
 		for _, l := range Levels() {
 			if l == "generic" {
@@ -322,11 +322,12 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
-// TestQ8KBatchReuse: products sharing one batch (and what a level lays
-// out of it) give what each gives with a batch of its own, for weights of
-// every K-quant type and row chunks of one matrix, and after Reset with new
-// contents in the same memory the batch gives the new contents' products.
-func TestQ8KBatchReuse(t *testing.T) {
+// TestBatchReuse: products sharing one batch (and what a level lays out
+// of it) give what each gives with a batch of its own, for weights of
+// every K-quant type, BF16 weights, and row chunks of one matrix, and after
+// Reset with new contents in the same memory the batch gives the new
+// contents' products.
+func TestBatchReuse(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		skipGeneric(t)
 		r := rand.New(rand.NewPCG(41, 42))
@@ -335,27 +336,43 @@ func TestQ8KBatchReuse(t *testing.T) {
 		for range b {
 			a = append(a, makeQ8K(r, nb, modeNormal)...)
 		}
+		x := make([]float32, b*nb*256)
+		newX := func() {
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			quant.RoundBF16(x)
+		}
+		newX()
 		w4 := makeWeights(r, layouts[quant.Q4_K], nb, rows, modeNormal)
 		w6 := makeWeights(r, layouts[quant.Q6_K], nb, rows, modeNormal)
+		wb := make([]byte, 2*rows*nb*256)
+		for i := 0; i < rows*nb*256; i++ {
+			h := quant.FP32ToBF16(float32(r.NormFloat64()))
+			wb[2*i], wb[2*i+1] = byte(h), byte(h>>8)
+		}
 		type prod struct {
 			name string
-			run  func(x *Q8KBatch, out []float32)
+			run  func(q *Q8KBatch, f *BF16Batch, out []float32)
 		}
 		prods := []prod{
-			{"Q4_K", func(x *Q8KBatch, out []float32) { MatMulQ4K(w4, rows, x, out, rows) }},
-			{"Q6_K", func(x *Q8KBatch, out []float32) { MatMulQ6K(w6, rows, x, out, rows) }},
-			{"Q4_K rows 16-47", func(x *Q8KBatch, out []float32) {
-				MatMulQ4K(w4[16*nb*quant.BlockQ4_KSize:], rows-16, x, out[16:], rows)
+			{"Q4_K", func(q *Q8KBatch, _ *BF16Batch, out []float32) { MatMulQ4K(w4, rows, q, out, rows) }},
+			{"Q6_K", func(q *Q8KBatch, _ *BF16Batch, out []float32) { MatMulQ6K(w6, rows, q, out, rows) }},
+			{"Q4_K rows 16-47", func(q *Q8KBatch, _ *BF16Batch, out []float32) {
+				MatMulQ4K(w4[16*nb*quant.BlockQ4_KSize:], rows-16, q, out[16:], rows)
+			}},
+			{"BF16", func(_ *Q8KBatch, f *BF16Batch, out []float32) { MatMulBF16(wb, rows, f, out, rows) }},
+			{"BF16 rows 16-47", func(_ *Q8KBatch, f *BF16Batch, out []float32) {
+				MatMulBF16(wb[2*16*nb*256:], rows-16, f, out[16:], rows)
 			}},
 		}
-		shared := NewQ8KBatch(a, b)
+		q, f := NewQ8KBatch(a, b), NewBF16Batch(x, b)
 		for round := 0; round < 2; round++ {
 			for _, p := range prods {
 				want := make([]float32, b*rows)
 				got := make([]float32, b*rows)
-				fresh := append([]quant.BlockQ8K(nil), a...)
-				p.run(NewQ8KBatch(fresh, b), want)
-				p.run(shared, got)
+				p.run(NewQ8KBatch(append([]quant.BlockQ8K(nil), a...), b), NewBF16Batch(append([]float32(nil), x...), b), want)
+				p.run(q, f, got)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("round %d %s: output %d: shared batch %v, own batch %v", round, p.name, i, got[i], want[i])
@@ -363,7 +380,15 @@ func TestQ8KBatchReuse(t *testing.T) {
 				}
 			}
 			copy(a, makeQ8K(r, nb*b, modeNormal)) // new contents, same memory
-			shared.Reset(a, b)
+			newX()
+			q.Reset(a, b)
+			f.Reset(x, b)
 		}
 	})
+}
+
+// matMulBF16 is MatMulBF16 on a batch of its own, in the form of the other
+// float products.
+func matMulBF16(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
+	MatMulBF16(w, rows, NewBF16Batch(x, b), out, ldo)
 }

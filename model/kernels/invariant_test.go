@@ -132,7 +132,7 @@ func TestBatchInvariant(t *testing.T) {
 				func(w []byte, rows, b, k int, out []float32, ldo int) { MatMulF16(w, rows, xf[:b*k], b, out, ldo) },
 				func(w []byte, rows, t, k int, out []float32) { MatVecF16(w, rows, xf[t*k:(t+1)*k], out) }, floatKs},
 			{"BF16", quant.BF16, false, 1, halves, floats,
-				func(w []byte, rows, b, k int, out []float32, ldo int) { MatMulBF16(w, rows, xf[:b*k], b, out, ldo) },
+				func(w []byte, rows, b, k int, out []float32, ldo int) { matMulBF16(w, rows, xf[:b*k], b, out, ldo) },
 				func(w []byte, rows, t, k int, out []float32) { MatVecBF16(w, rows, xf[t*k:(t+1)*k], out) }, floatKs},
 			{"F32", quant.F32, false, 1, f32s, floats,
 				func(w []byte, rows, b, k int, out []float32, ldo int) { MatMulF32(w, rows, xf[:b*k], b, out, ldo) },

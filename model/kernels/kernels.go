@@ -72,11 +72,12 @@ type table struct {
 	axpyRows func(p, v []float32, stride int, o []float32)
 	// expSum is ExpSum (attn.go); nil runs the float64 exp per element.
 	expSum func(x []float32, scale, mx float32) float64
-	// roundF16, encodeF16, q80Quant, geluErf and geluTab are RoundF16,
-	// EncodeF16, QuantizeQ8_0, GELUErfMul and GELUTableMul (all but
-	// QuantizeQ8_0 for a multiple of 8 elements); nil runs the Go
-	// references per element.
+	// roundF16, roundBF16, encodeF16, q80Quant, geluErf and geluTab are
+	// RoundF16, RoundBF16, EncodeF16, QuantizeQ8_0, GELUErfMul and
+	// GELUTableMul (all but QuantizeQ8_0 for a multiple of 8 elements); nil
+	// runs the Go references per element.
 	roundF16  func(x []float32)
+	roundBF16 func(x []float32)
 	encodeF16 func(dst []byte, x []float32)
 	q80Quant  func(x []float32, y []quant.BlockQ8_0)
 	geluErf   func(y, g, u []float32)
@@ -102,7 +103,7 @@ type table struct {
 	q5kmm   gemmQ8K
 	q6kmm   gemmQ8K
 	q6kx8mm gemmQ8K
-	bf16mm  gemmFloat
+	bf16mm  gemmBF16
 }
 
 // level is one selectable instruction-set level, ordered from lowest.

@@ -104,10 +104,10 @@ func MatMulF16(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 // MatMulBF16 is MatMulF16 for BF16 weights; x must hold bf16 values
 // (quant.RoundBF16), as for MatVecBF16: the matrix-matrix kernels (BFMMLA,
 // AMX) take each value's upper 16 bits, arm64's BFDOT ones round it.
-func MatMulBF16(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
-	if useGemm(cur.bf16mm != nil, "MatMulBF16", len(w), rows, 2, len(x), b, len(out), ldo) {
-		cur.bf16mm(w, rows, x, b, out, ldo)
+func MatMulBF16(w []byte, rows int, x *BF16Batch, out []float32, ldo int) {
+	if useGemm(cur.bf16mm != nil, "MatMulBF16", len(w), rows, 2, len(x.x), x.b, len(out), ldo) {
+		cur.bf16mm(w, rows, x, out, ldo)
 		return
 	}
-	matMulFloat("MatMulBF16", w, rows, x, b, out, ldo, 2, MatVecBF16, cur.bf164)
+	matMulFloat("MatMulBF16", w, rows, x.x, x.b, out, ldo, 2, MatVecBF16, cur.bf164)
 }

@@ -34,7 +34,7 @@ var floatCodecs = []floatCodec{
 	{quant.BF16, 2,
 		func(v float32) []byte { return binary.LittleEndian.AppendUint16(nil, quant.FP32ToBF16(v)) },
 		func(b []byte) float32 { return quant.BF16ToFP32(binary.LittleEndian.Uint16(b)) },
-		quant.DotBF16, quant.RoundBF16, MatMulBF16, MatVecBF16},
+		quant.DotBF16, quant.RoundBF16, matMulBF16, MatVecBF16},
 }
 
 func codecOf(typ quant.Type) floatCodec {

@@ -78,8 +78,8 @@ func TestMatMul(t *testing.T) {
 			for i := range x {
 				x[i] = float32(r.NormFloat64())
 			}
-			quant.RoundBF16(x) // MatVecBF16 and MatMulBF16 take bf16 values
-			compare("BF16", func(out []float32) { MatMulBF16(wf, c.rows, x, c.b, out, ldo) },
+			quant.RoundBF16(x) // MatVecBF16 and matMulBF16 take bf16 values
+			compare("BF16", func(out []float32) { matMulBF16(wf, c.rows, x, c.b, out, ldo) },
 				func(tok int, out []float32) { MatVecBF16(wf, c.rows, x[tok*n:(tok+1)*n], out) },
 				func(tok, row int) float64 { return magFloat(quant.BF16, wf[row*2*n:(row+1)*2*n], x[tok*n:(tok+1)*n]) })
 		}

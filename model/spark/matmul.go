@@ -57,7 +57,9 @@ type acts struct {
 	// kernels lay out of it is built once per input for every product and
 	// row chunk that reads it.
 	q8kb kernels.Q8KBatch
-	have [nActKinds]bool
+	// bf16b is bf16 as the BF16 matrix products take it (see q8kb).
+	bf16b kernels.BF16Batch
+	have  [nActKinds]bool
 }
 
 func (a *acts) reset(x []float32, b, n int) {
@@ -80,6 +82,7 @@ func (a *acts) alloc(k actKind) {
 		a.f16 = grow(a.f16, len(a.x))
 	case actBF16:
 		a.bf16 = grow(a.bf16, len(a.x))
+		a.bf16b.Reset(a.bf16, a.b)
 	case actQ80:
 		a.q80 = grow(a.q80, len(a.x)/32)
 	case actQ8K:
@@ -99,7 +102,7 @@ func (a *acts) encode(k actKind, t, lo, hi int) {
 		kernels.RoundF16(a.f16[i:j])
 	case actBF16:
 		copy(a.bf16[i:j], a.x[i:j])
-		quant.RoundBF16(a.bf16[i:j])
+		kernels.RoundBF16(a.bf16[i:j])
 	case actQ80:
 		kernels.QuantizeQ8_0(a.x[i:j], a.q80[i/32:j/32])
 	case actQ8K:
@@ -185,7 +188,7 @@ func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool,
 	case quant.F16:
 		kernels.MatMulF16(wd, rows, a.f16, B, o, ldo)
 	case quant.BF16:
-		kernels.MatMulBF16(wd, rows, a.bf16, B, o, ldo)
+		kernels.MatMulBF16(wd, rows, &a.bf16b, o, ldo)
 	case quant.Q8_0:
 		if w.x8 {
 			kernels.MatMulQ8_0x8(wd, rows, a.q80, B, o, ldo)
