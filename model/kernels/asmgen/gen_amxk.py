@@ -35,9 +35,14 @@ A("""//go:build !purego
 // accumulators, tmm4/tmm5 for the first tile and tmm6/tmm7 for the
 // second), so each weight tile loaded serves two products and the tile
 // unit always has a product that does not wait on the one before. The
-// vector work on one pair runs while the tile unit multiplies the next
-// (it comes after the next pair's products in program order and reads the
-// scratch before the next pair's stores); an odd last tile goes alone.
+// vector work on one pair runs while the tile unit multiplies the next: a
+// quarter of it follows each of the next pair's 4 steps in program order
+// (and it reads the scratch before the next pair's stores). Tile registers
+// do not rename, so a tile load waits, and every instruction after it with
+// it, until the products reading its register are done: vector work placed
+// after all of a pair's products hardly overlapped them (on a
+// Sapphire-Rapids-class VM a unit took the tile time plus the vector
+// time). An odd last tile goes alone.
 // The activations, token scales and sums of one super-block lie tile after
 // tile (4096, 64 and 256 bytes apart), so the pair's second tile is a fixed
 // offset away.
@@ -90,22 +95,18 @@ A("""
 #define BS_PAIR 512
 #define ACC_PAIR 2048
 
-#define TILES2 \\
-	TILEZERO_T4; TILEZERO_T5; TILEZERO_T6; TILEZERO_T7; \\
-	LOAD_LO0; LOAD_A0; TDPBSUD_T4; LOAD_HI0; TDPBSSD_T5; LOAD_B0; TDPBSUD_T6; TDPBSSD_T7; \\
-	LOAD_LO1; LOAD_A1; TDPBSUD_T4; LOAD_HI1; TDPBSSD_T5; LOAD_B1; TDPBSUD_T6; TDPBSSD_T7; \\
-	LOAD_LO2; LOAD_A2; TDPBSUD_T4; LOAD_HI2; TDPBSSD_T5; LOAD_B2; TDPBSUD_T6; TDPBSSD_T7; \\
-	LOAD_LO3; LOAD_A3; TDPBSUD_T4; LOAD_HI3; TDPBSSD_T5; LOAD_B3; TDPBSUD_T6; TDPBSSD_T7
-#define TILES1 \\
-	TILEZERO_T4; TILEZERO_T5; \\
-	LOAD_LO0; LOAD_A0; TDPBSUD_T4; LOAD_HI0; TDPBSSD_T5; \\
-	LOAD_LO1; LOAD_A1; TDPBSUD_T4; LOAD_HI1; TDPBSSD_T5; \\
-	LOAD_LO2; LOAD_A2; TDPBSUD_T4; LOAD_HI2; TDPBSSD_T5; \\
-	LOAD_LO3; LOAD_A3; TDPBSUD_T4; LOAD_HI3; TDPBSSD_T5
+#define ZERO2 TILEZERO_T4; TILEZERO_T5
+#define ZERO4 TILEZERO_T4; TILEZERO_T5; TILEZERO_T6; TILEZERO_T7
 #define STORE2 STORE_T4; STORE_T5
 #define STORE4 STORE_T4; STORE_T5; STORE_T6; STORE_T7
 #define ADVANCE2 ADDQ $A_PAIR, SI; ADDQ $DA_PAIR, R10; ADDQ $BS_PAIR, R12
 """)
+def STEP2(s):
+    """Step s (64 quants) of both token tiles of a pair."""
+    return 'LOAD_LO{0}; LOAD_A{0}; TDPBSUD_T4; LOAD_HI{0}; TDPBSSD_T5; LOAD_B{0}; TDPBSUD_T6; TDPBSSD_T7'.format(s)
+def STEP1(s):
+    """Step s of a lone token tile."""
+    return 'LOAD_LO{0}; LOAD_A{0}; TDPBSUD_T4; LOAD_HI{0}; TDPBSSD_T5'.format(s)
 def post(kind, cb, da, bs, acc):
     """The vector work of one token: its lo/hi sums at cb(CX), its scale
     at da(R10), its sums of 32 at bs(R12), its acc at acc(R8)."""
@@ -130,10 +131,17 @@ def post_tile(kind, j, dabase, bsbase):
     sums bsbase from R12."""
     for t in range(16):
         post(kind, 2048*j+64*t, dabase+64*j+4*t, bsbase+256*j+16*t, 1024*j+64*t)
-def post_prev_pair(kind):
+def post_prev_pair(kind, step=None):
+    """The previous pair's vector work (its scales and sums one pair
+    back); with step, the tile steps of the current pair go between its
+    quarters."""
     A('\t// the previous pair (its scales and sums one pair back)')
-    post_tile(kind, 0, -128, -512)
-    post_tile(kind, 1, -128, -512)
+    for q in range(4):
+        if step:
+            A('\t' + step(q))
+        j, t0 = q // 2, 8 * (q % 2)
+        for t in range(t0, t0 + 8):
+            post(kind, 2048*j+64*t, -128+64*j+4*t, -512+256*j+16*t, 1024*j+64*t)
     A('\tADDQ $ACC_PAIR, R8')
 for name, kind in (('amxQK4','Q4'),('amxQK6','Q6')):
     p=name
@@ -164,15 +172,15 @@ TEXT ·%s(SB), NOSPLIT, $0-8
         A('\tVMOVUPS W_DM(DI), Z25')
     A('\tVMOVUPS W_D(DI), Z24')
     A('\tTESTQ R14, R14\n\tJZ %s_one' % p)
-    A('\tTILES2\n\tSTORE4\n\tADVANCE2\n\tDECQ R14\n\tJZ %s_pairsdone' % p)
+    A('\tZERO4\n' + ''.join('\t%s\n' % STEP2(i) for i in range(4)) + '\tSTORE4\n\tADVANCE2\n\tDECQ R14\n\tJZ %s_pairsdone' % p)
     A('%s_loop:' % p)
-    A('\tTILES2')
-    post_prev_pair(kind)
+    A('\tZERO4')
+    post_prev_pair(kind, STEP2)
     A('\tSTORE4\n\tADVANCE2\n\tDECQ R14\n\tJNZ %s_loop' % p)
     A('%s_pairsdone:' % p)
     A('\tTESTQ R15, R15\n\tJZ %s_lastpair' % p)
-    A('\tTILES1')
-    post_prev_pair(kind)
+    A('\tZERO2')
+    post_prev_pair(kind, STEP1)
     A('\tSTORE2')
     A('\t// the odd last tile')
     post_tile(kind, 0, 0, 0)
@@ -181,7 +189,7 @@ TEXT ·%s(SB), NOSPLIT, $0-8
     post_prev_pair(kind)
     A('\tJMP %s_done' % p)
     A('%s_one:' % p)
-    A('\tTILES1\n\tSTORE2')
+    A('\tZERO2\n' + ''.join('\t%s\n' % STEP1(i) for i in range(4)) + '\tSTORE2')
     post_tile(kind, 0, 0, 0)
     A('%s_done:' % p)
     A('\tTILERELEASE\n\tVZEROUPPER\n\tRET')
