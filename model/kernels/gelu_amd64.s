@@ -136,3 +136,109 @@ gloop:
 gdone:
 	VZEROUPPER
 	RET
+
+// func geluErfMulAVX512(y, gate, u *float32, n int): geluErfMulAVX2, 16 at
+// a time (n a multiple of 16), the comparisons in mask registers and t from
+// VRCP14PS and one Newton step instead of a division (largest relative error
+// against the float64 form unchanged, 4e-7; ~12 % faster than with VDIVPS on
+// a Sapphire-Rapids-class VM, BenchmarkGELUErfMul).
+#define BZ(off, z) VBROADCASTSS geluC<>+off(SB), z
+
+TEXT ·geluErfMulAVX512(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ u+16(FP), DX
+	MOVQ n+24(FP), CX
+	SHRQ $4, CX
+	JZ zdone
+	BZ(92, Z15)
+	BZ(0, Z14)
+	BZ(4, Z13)
+	BZ(8, Z12)
+zloop:
+	VMOVUPS (SI), Z0                 // g
+	VANDPS Z15, Z0, Z1
+	VMULPS Z14, Z1, Z1               // z = |g|/sqrt2
+	VMULPS Z13, Z1, Z2
+	VADDPS Z12, Z2, Z2
+	VRCP14PS Z2, Z8                  // t = 1/(1 + z/2): 14 bits,
+	VMOVAPS Z12, Z9
+	VFNMADD231PS Z8, Z2, Z9
+	VFMADD213PS Z8, Z8, Z9           // one Newton step: r + r*(1 - d*r)
+	VMOVAPS Z9, Z2
+	BZ(12, Z3)                       // P(t) by Horner
+	BZ(16, Z4)
+	VFMADD213PS Z4, Z2, Z3           // Z3 = Z3*t + c
+	BZ(20, Z4)
+	VFMADD213PS Z4, Z2, Z3
+	BZ(24, Z4)
+	VFMADD213PS Z4, Z2, Z3
+	BZ(28, Z4)
+	VFMADD213PS Z4, Z2, Z3
+	BZ(32, Z4)
+	VFMADD213PS Z4, Z2, Z3
+	BZ(36, Z4)
+	VFMADD213PS Z4, Z2, Z3
+	BZ(40, Z4)
+	VFMADD213PS Z4, Z2, Z3
+	BZ(44, Z4)
+	VFMADD213PS Z4, Z2, Z3
+	BZ(48, Z4)
+	VFMADD213PS Z4, Z2, Z3           // -1.26551223 + t*(...)
+	// exp(-z*z + c) with c = -1.26551223 + t*P(t): z*z = hi + lo exactly
+	// (FMA on g), and the reduction r = (-hi - n*ln2hi) + c - n*ln2lo keeps the
+	// digits a float32 sum -hi + c would lose for large z; exp(-lo) is
+	// 1 - lo to first order.
+	VMULPS Z0, Z0, Z5                // z*z = g*g/2 from g itself: the rounding of
+	VMOVAPS Z0, Z11                  // g/sqrt2 would be amplified by exp
+	VFMSUB213PS Z5, Z0, Z11          // lo = g*g - hi, exactly
+	VMULPS Z13, Z5, Z5               // hi /= 2
+	VMULPS Z13, Z11, Z11             // lo /= 2
+	VSUBPS Z5, Z3, Z10               // a = c - hi, for n and the cut-off
+	BZ(52, Z4)
+	VMULPS Z4, Z10, Z6
+	VRNDSCALEPS $0, Z6, Z6           // n = round(a*log2e)
+	BZ(56, Z4)
+	VMULPS Z4, Z6, Z8
+	VADDPS Z8, Z5, Z8
+	VSUBPS Z8, Z3, Z3                // r = c - (hi + n*ln2hi), hi + n*ln2hi exact
+	BZ(60, Z4)
+	VFNMADD231PS Z4, Z6, Z3          // r -= n*ln2lo
+	BZ(64, Z7)
+	BZ(68, Z4)
+	VFMADD213PS Z4, Z3, Z7
+	BZ(72, Z4)
+	VFMADD213PS Z4, Z3, Z7
+	BZ(76, Z4)
+	VFMADD213PS Z4, Z3, Z7
+	BZ(80, Z4)
+	VFMADD213PS Z4, Z3, Z7
+	BZ(84, Z4)
+	VFMADD213PS Z4, Z3, Z7           // p
+	VMULPS Z3, Z3, Z8
+	VFMADD213PS Z3, Z8, Z7           // p*r*r + r
+	VADDPS Z12, Z7, Z7               // e^r
+	VCVTPS2DQ Z6, Z6
+	VPSLLD $23, Z6, Z6
+	VPADDD Z6, Z7, Z7                // * 2^n
+	VFNMADD231PS Z11, Z7, Z7         // * (1 - lo)
+	BZ(88, Z4)
+	VCMPPS $5, Z4, Z10, K1           // a >= -87 (else exp underflows to 0)
+	VMOVAPS.Z Z7, K1, Z7
+	VMULPS Z2, Z7, Z7                // erfc(z) = t*exp(a)
+	VMULPS Z13, Z0, Z8               // g/2
+	VMULPS Z8, Z7, Z7                // g*erfc/2
+	VSUBPS Z7, Z0, Z9                // g - g*erfc/2 (g >= 0)
+	VXORPS Z10, Z10, Z10
+	VCMPPS $1, Z10, Z0, K2           // g < 0
+	VBLENDMPS Z7, Z9, K2, Z9
+	VMULPS (DX), Z9, Z9
+	VMOVUPS Z9, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ zloop
+zdone:
+	VZEROUPPER
+	RET
