@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -377,6 +378,24 @@ func TestBatchReuse(t *testing.T) {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("round %d %s: output %d: shared batch %v, own batch %v", round, p.name, i, got[i], want[i])
 					}
+				}
+			}
+			// The engine's way: row chunks of one product on several
+			// goroutines at once, the first to ask building the layout.
+			want := make([]float32, b*rows)
+			MatMulQ4K(w4, rows, NewQ8KBatch(append([]quant.BlockQ8K(nil), a...), b), want, rows)
+			got := make([]float32, b*rows)
+			q.Reset(a, b)
+			var wg sync.WaitGroup
+			for c := 0; c < rows/16; c++ {
+				wg.Go(func() {
+					MatMulQ4K(w4[16*c*nb*quant.BlockQ4_KSize:], 16, q, got[16*c:], rows)
+				})
+			}
+			wg.Wait()
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("round %d, row chunks at once: output %d: %v, want %v", round, i, got[i], want[i])
 				}
 			}
 			copy(a, makeQ8K(r, nb*b, modeNormal)) // new contents, same memory
