@@ -160,13 +160,6 @@ func tokenScales(da []float32, a []quant.BlockQ8_0, b, nb int) []float32 {
 	return da
 }
 
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
-
 // q80AMX is the AMX gemmQ80: 16-row tiles through the tile kernel, leftover
 // rows through the vector kernels of the level below.
 func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
@@ -453,7 +446,7 @@ func qkAMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int,
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
 	tiles, full := (b+15)/16, b/16
-	qs, da, bs := qkViews(x.layout(qkTiles), b, nb)
+	qs, da, bs := qkViews(x.layout(layoutAMXQK, qkTiles), b, nb)
 	wsb := align64(&s.pk, amxSB)
 	// The sums of every row tile of the call wait in acc (row tile, token
 	// tile, 16 tokens x 16 rows) and are written out token by token at the
@@ -686,7 +679,7 @@ func bf16AMX(w []byte, rows int, xb *BF16Batch, out []float32, ldo int) {
 	nc := n32 / 32
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
-	xn := bf16Tiles(xb.get(func(dst []byte) []byte { return narrowBF16(dst, x, b) }), b, n32)
+	xn := bf16Tiles(xb.get(layoutAMXBF, func(dst []byte) []byte { return narrowBF16(dst, x, b) }), b, n32)
 	pk := align64(&s.pk, 1024*nc)
 	ob := s.outBuf(b * r16)
 	p := amxArgs{astride: 2 * n32, nb: nc, ldo: 4 * r16}

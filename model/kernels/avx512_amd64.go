@@ -56,11 +56,11 @@ func missingFeatures(fs []feature) error {
 // CPU has AVX512_BF16.
 func newAVX512Table(hasBF16 bool) table {
 	t := avx2Table
-	t.q4kx8mm = gemmQ8KOf(q4kx8mmZ)
+	t.q4kx8mm = q4kx8mmZ
 	t.q80mm = q80mmZ
-	t.q6kx8mm = gemmQ8KOf(q6kx8mmZ)
-	t.q4kmm = gemmQ8KOf(q4kmmZ)
-	t.q6kmm = gemmQ8KOf(q6kmmZ)
+	t.q6kx8mm = q6kx8mmZ
+	t.q4kmm = q4kmmZ
+	t.q6kmm = q6kmmZ
 	t.bf16mm = gemmBF16Of(bf16mmZ)
 	// The exact GELU 16 at a time; its contract is a multiple of 8, so a
 	// last 8 go through the avx2 kernel.
@@ -151,29 +151,16 @@ func (s *mmScratch) buf() unsafe.Pointer {
 	return unsafe.Add(p, (64-uintptr(p)&63)&63)
 }
 
-// subSums writes the sums of the 8 32-quant sub-blocks of every block of a
-// into bs (bs[8*i+j] for block i).
-func subSums(bs []int16, a []quant.BlockQ8K) []int16 {
-	bs = grow(bs, 8*len(a))
-	for i := range a {
-		s := &a[i].Bsums
-		for j := 0; j < 8; j++ {
-			bs[8*i+j] = s[2*j] + s[2*j+1]
-		}
-	}
-	return bs
-}
-
 // q4kx8mmZ is the avx512 gemmQ8K for interleaved Q4_K: pairs of 8-row
 // groups through the VNNI kernel, a leftover group through the kernels of
 // the level below.
-func q4kx8mmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	x8mm(w, rows, a, b, out, ldo, quant.BlockQ4_KSize, q4kx8mmAVX512, MatVecQ4Kx8, cur.q4kx84)
+func q4kx8mmZ(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	x8mm(w, rows, x, out, ldo, quant.BlockQ4_KSize, q4kx8mmAVX512, MatVecQ4Kx8, cur.q4kx84)
 }
 
 // q6kx8mmZ is q4kx8mmZ for interleaved Q6_K.
-func q6kx8mmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	x8mm(w, rows, a, b, out, ldo, quant.BlockQ6_KSize, q6kx8mmAVX512, MatVecQ6Kx8, cur.q6kx84)
+func q6kx8mmZ(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	x8mm(w, rows, x, out, ldo, quant.BlockQ6_KSize, q6kx8mmAVX512, MatVecQ6Kx8, cur.q6kx84)
 }
 
 // q4kmmZ is the avx512 gemmQ8K for Q4_K in the file's layout: each 16-row
@@ -181,24 +168,26 @@ func q6kx8mmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo 
 // through the interleaved kernel, so the first prompt of a run, which
 // arrives before the background repack, gets the same kernel as the later
 // ones.
-func q4kmmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	plainmm(w, rows, a, b, out, ldo, quant.BlockQ4_KSize, q4kPackZ, q4kx8mmAVX512, MatVecQ4K, cur.q4k4)
+func q4kmmZ(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	plainmm(w, rows, x, out, ldo, quant.BlockQ4_KSize, q4kPackZ, q4kx8mmAVX512, MatVecQ4K, cur.q4k4)
 }
 
 // q6kmmZ is q4kmmZ for Q6_K.
-func q6kmmZ(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-	plainmm(w, rows, a, b, out, ldo, quant.BlockQ6_KSize, q6kPackZ, q6kx8mmAVX512, MatVecQ6K, cur.q6k4)
+func q6kmmZ(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+	plainmm(w, rows, x, out, ldo, quant.BlockQ6_KSize, q6kPackZ, q6kx8mmAVX512, MatVecQ6K, cur.q6k4)
 }
 
-func plainmm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, pack func(src *byte, idx *int32, nb int, dst *byte, gstride int), kern func(*x8mmArgs), mv func([]byte, int, []quant.BlockQ8K, []float32), mv4 func([]byte, int, []quant.BlockQ8K, []float32, int)) {
+func plainmm(w []byte, rows int, x *Q8KBatch, out []float32, ldo, bsize int, pack func(src *byte, idx *int32, nb int, dst *byte, gstride int), kern func(*x8mmArgs), mv func([]byte, int, []quant.BlockQ8K, []float32), mv4 func([]byte, int, []quant.BlockQ8K, []float32, int)) {
+	a, b := x.a, x.b
 	nb := len(a) / b
 	rb := nb * bsize
 	r16 := rows &^ 15
 	if r16 > 0 {
 		s := mmPool.Get().(*mmScratch)
 		s.pk = grow(s.pk, 16*rb)
+		var bs []int16
 		if bsize == quant.BlockQ4_KSize {
-			s.bs = subSums(s.bs, a)
+			bs = x.sums32()
 		}
 		p := x8mmArgs{w: unsafe.Pointer(&s.pk[0]), gstride: Interleave * rb, astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, scr: s.buf()}
 		var idx [16]int32
@@ -210,7 +199,7 @@ func plainmm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, 
 			for t0 := 0; t0 < b; t0 += mmTile {
 				p.a, p.ntok = unsafe.Pointer(&a[t0*nb]), min(mmTile, b-t0)
 				if bsize == quant.BlockQ4_KSize {
-					p.bs = unsafe.Pointer(&s.bs[8*t0*nb])
+					p.bs = unsafe.Pointer(&bs[8*t0*nb])
 				}
 				p.out = unsafe.Pointer(&out[t0*ldo+r0])
 				kern(&p)
@@ -223,18 +212,22 @@ func plainmm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, 
 	}
 }
 
-func x8mm(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, kern func(*x8mmArgs), mv func([]byte, int, []quant.BlockQ8K, []float32), mv4 func([]byte, int, []quant.BlockQ8K, []float32, int)) {
+func x8mm(w []byte, rows int, x *Q8KBatch, out []float32, ldo, bsize int, kern func(*x8mmArgs), mv func([]byte, int, []quant.BlockQ8K, []float32), mv4 func([]byte, int, []quant.BlockQ8K, []float32, int)) {
+	a, b := x.a, x.b
 	nb := len(a) / b
 	rb := nb * bsize
 	r16 := rows &^ 15
 	if r16 > 0 {
 		s := mmPool.Get().(*mmScratch)
+		var bs []int16
+		if bsize == quant.BlockQ4_KSize {
+			bs = x.sums32()
+		}
 		p := x8mmArgs{gstride: Interleave * rb, astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, scr: s.buf()}
 		for t0 := 0; t0 < b; t0 += mmTile {
 			nt := min(mmTile, b-t0)
 			if bsize == quant.BlockQ4_KSize {
-				s.bs = subSums(s.bs, a[t0*nb:(t0+nt)*nb])
-				p.bs = unsafe.Pointer(&s.bs[0])
+				p.bs = unsafe.Pointer(&bs[8*t0*nb])
 			}
 			p.a, p.ntok = unsafe.Pointer(&a[t0*nb]), nt
 			for r0 := 0; r0 < r16; r0 += 16 {

@@ -91,29 +91,35 @@ func q80x8V(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 // kern through x8V.
 func x8Entries(bsize int, kern func(*x8mmArgs)) (func([]byte, int, []quant.BlockQ8K, []float32), func([]byte, int, []quant.BlockQ8K, []float32, int), gemmQ8K) {
 	return func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
-			x8V(w, rows, a, 1, out, rows, bsize, kern)
+			x8V(w, rows, a, 1, out, rows, bsize, kern, nil)
 		}, func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
-			x8V(w, rows, a, 4, out, ldo, bsize, kern)
+			x8V(w, rows, a, 4, out, ldo, bsize, kern, nil)
 		}, func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
-			x8V(w, rows, x.a, x.b, out, ldo, bsize, kern)
+			var bs []int16
+			if bsize == quant.BlockQ4_KSize {
+				bs = x.sums32()
+			}
+			x8V(w, rows, x.a, x.b, out, ldo, bsize, kern, bs)
 		}
 }
 
 // x8V multiplies the interleaved K-quant matrix w (rows a multiple of 8,
 // bsize bytes per block) by the b tokens of a: kern over every 8-row group
-// for every tile of up to mmTile tokens.
-func x8V(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, kern func(*x8mmArgs)) {
+// for every tile of up to mmTile tokens. For Q4_K, bs holds a's sums of 32
+// (subSums) when a batch has them, else nil.
+func x8V(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, kern func(*x8mmArgs), bs []int16) {
 	nb := len(a) / b
 	rb := nb * bsize
 	s := mmPool.Get().(*mmScratch)
-	if bsize == quant.BlockQ4_KSize {
+	if bsize == quant.BlockQ4_KSize && bs == nil {
 		s.bs = subSums(s.bs, a)
+		bs = s.bs
 	}
 	p := x8mmArgs{astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, scr: s.buf()}
 	for t0 := 0; t0 < b; t0 += mmTile {
 		p.a, p.ntok = unsafe.Pointer(&a[t0*nb]), min(mmTile, b-t0)
 		if bsize == quant.BlockQ4_KSize {
-			p.bs = unsafe.Pointer(&s.bs[8*t0*nb])
+			p.bs = unsafe.Pointer(&bs[8*t0*nb])
 		}
 		for r0 := 0; r0 < rows; r0 += Interleave {
 			p.w = unsafe.Pointer(&w[r0*rb])

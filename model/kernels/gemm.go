@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/droidgo/droidgo/model/quant"
 )
@@ -62,9 +63,42 @@ func (x *Q8KBatch) Reset(a []quant.BlockQ8K, b int) {
 	x.laid.reset()
 }
 
-// layout returns what build lays out of the batch.
-func (x *Q8KBatch) layout(build func(dst []byte, a []quant.BlockQ8K, b int) []byte) []byte {
-	return x.get(func(dst []byte) []byte { return build(dst, x.a, x.b) })
+// layout returns what build lays out of the batch, a layout of kind k.
+func (x *Q8KBatch) layout(k layoutKind, build func(dst []byte, a []quant.BlockQ8K, b int) []byte) []byte {
+	return x.get(k, func(dst []byte) []byte { return build(dst, x.a, x.b) })
+}
+
+// sums32 returns the sums of the 8 32-quant sub-blocks of every block of
+// the batch (bs[8*i+j] for block i, token-major as the blocks are), the
+// mins term's input of the avx512 and avxvnni Q4_K kernels.
+func (x *Q8KBatch) sums32() []int16 {
+	lay := x.layout(layoutSums32, func(dst []byte, a []quant.BlockQ8K, _ int) []byte {
+		dst = grow(dst, 16*len(a))
+		subSums(unsafe.Slice((*int16)(unsafe.Pointer(&dst[0])), 8*len(a)), a)
+		return dst
+	})
+	return unsafe.Slice((*int16)(unsafe.Pointer(&lay[0])), 8*len(x.a))
+}
+
+// grow returns s resized to n, reallocated when its capacity is short.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// subSums writes the sums of the 8 32-quant sub-blocks of every block of a
+// into bs (bs[8*i+j] for block i), growing it as needed.
+func subSums(bs []int16, a []quant.BlockQ8K) []int16 {
+	bs = grow(bs, 8*len(a))
+	for i := range a {
+		s := &a[i].Bsums
+		for j := 0; j < 8; j++ {
+			bs[8*i+j] = s[2*j] + s[2*j+1]
+		}
+	}
+	return bs
 }
 
 // BF16Batch is b rows of activations for BF16 weights (float32 holding
@@ -93,14 +127,31 @@ func (x *BF16Batch) Reset(v []float32, b int) {
 // memory kept across resets.
 type laid struct {
 	once sync.Once
+	kind layoutKind
 	lay  []byte
 }
 
+// layoutKind names the layouts kernels build of a batch; one batch holds
+// one (the products of a level share it).
+type layoutKind uint8
+
+const (
+	layoutNone   layoutKind = iota
+	layoutAMXQK             // amx: Q8_K quants in tile order, scales, sums of 32
+	layoutAMXBF             // amx: rows narrowed to bf16
+	layoutSums32            // avx512, avxvnni: sums of 32 quants, token-major
+)
+
 func (l *laid) reset() { l.once = sync.Once{} }
 
-// get returns what build lays out (into the memory it is given).
-func (l *laid) get(build func(dst []byte) []byte) []byte {
-	l.once.Do(func() { l.lay = build(l.lay) })
+// get returns the layout of kind k, which build lays out (into the memory
+// it is given) the first time. Asking one batch for two kinds between
+// resets (a level change while products share it) is a program error.
+func (l *laid) get(k layoutKind, build func(dst []byte) []byte) []byte {
+	l.once.Do(func() { l.lay, l.kind = build(l.lay), k })
+	if l.kind != k {
+		panic(fmt.Sprintf("kernels: a batch laid out as kind %d was asked for kind %d", l.kind, k))
+	}
 	return l.lay
 }
 

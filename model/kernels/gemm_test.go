@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
@@ -410,4 +411,36 @@ func TestBatchReuse(t *testing.T) {
 // float products.
 func matMulBF16(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
 	MatMulBF16(w, rows, NewBF16Batch(x, b), out, ldo)
+}
+
+// TestBatchLayoutKind: a batch laid out for one level's kernels and then
+// asked by another level's for a different layout (a level change while
+// products share it) panics rather than hand the kernels the wrong bytes.
+func TestBatchLayoutKind(t *testing.T) {
+	if !slices.Contains(Levels(), "amx") || !slices.Contains(Levels(), "avx512") {
+		t.Skip("needs the amx and avx512 levels, whose kernels lay batches out differently")
+	}
+	defer SetISA(Levels()[len(Levels())-1])
+	r := rand.New(rand.NewPCG(43, 44))
+	const nb, b, rows = 2, 32, 16
+	var a []quant.BlockQ8K
+	for range b {
+		a = append(a, makeQ8K(r, nb, modeNormal)...)
+	}
+	w := makeWeights(r, layouts[quant.Q4_K], nb, rows, modeNormal)
+	out := make([]float32, b*rows)
+	x := NewQ8KBatch(a, b)
+	if err := SetISA("amx"); err != nil {
+		t.Fatal(err)
+	}
+	MatMulQ4K(w, rows, x, out, rows)
+	if err := SetISA("avx512"); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a batch laid out for amx was read by avx512's kernel")
+		}
+	}()
+	MatMulQ4K(w, rows, x, out, rows)
 }
