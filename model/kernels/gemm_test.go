@@ -444,3 +444,23 @@ func TestBatchLayoutKind(t *testing.T) {
 	}()
 	MatMulQ4K(w, rows, x, out, rows)
 }
+
+// TestGemmEmptyRows: rows of no elements (K = 0) give zeros at every level,
+// whatever a level lays out of the batch.
+func TestGemmEmptyRows(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		const rows, b = 32, 32
+		out := make([]float32, b*rows)
+		for i := range out {
+			out[i] = -7
+		}
+		MatMulQ4K(nil, rows, NewQ8KBatch(nil, b), out, rows)
+		MatMulQ4Kx8(nil, rows, NewQ8KBatch(nil, b), out, rows)
+		MatMulBF16(nil, rows, NewBF16Batch(nil, b), out, rows)
+		for i, v := range out {
+			if v != 0 {
+				t.Fatalf("output %d: %v, want 0", i, v)
+			}
+		}
+	})
+}
