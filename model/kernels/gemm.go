@@ -23,14 +23,6 @@ type (
 	gemmBF16  func(w []byte, rows int, x *BF16Batch, out []float32, ldo int)
 )
 
-// gemmQ8KOf adapts a K-quant matrix-matrix kernel that reads the blocks
-// alone (not what a level lays out of them) to the table's form.
-func gemmQ8KOf(f func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int)) gemmQ8K {
-	return func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
-		f(w, rows, x.a, x.b, out, ldo)
-	}
-}
-
 // gemmBF16Of is gemmQ8KOf for BF16.
 func gemmBF16Of(f gemmFloat) gemmBF16 {
 	return func(w []byte, rows int, x *BF16Batch, out []float32, ldo int) {

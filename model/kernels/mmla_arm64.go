@@ -53,6 +53,15 @@ import (
 // table t: Q8_0, Q4_0, Q4_K, Q5_K and Q6_K (the plain and the interleaved
 // K-quant layouts share them: both are unpacked to the same packed quads),
 // and where FEAT_BF16 is present the BF16 ones of bf16Table.
+
+// gemmQ8KOf adapts a K-quant matrix-matrix kernel that reads the blocks
+// alone (not what a level lays out of them) to the table's form.
+func gemmQ8KOf(f func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int)) gemmQ8K {
+	return func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+		f(w, rows, x.a, x.b, out, ldo)
+	}
+}
+
 func i8mmTable(t table) table {
 	return bf16Table(mmTable(t, mmKernels{q80: q80MMLA, q4k: q4kMMLA, q6k: q6kMMLA, q808: q80MMLA8}))
 }
