@@ -643,7 +643,7 @@ func toBF16(dst *uint16, src *float32, n int)
 // L2 while every row tile passes by), at least 64, in pairs of tiles. On a
 // 2-core Sapphire-Rapids-class VM: 64 tokens ~200 GMAC/s, all 256 of a batch
 // of 6656-wide rows at once 50 (3.4 MiB: beyond L2); at K = 2048, 128 and
-// 256 tokens (0.5 and 1 MiB) ran at 1.1-2.2x 64 tokens' rate
+// 256 tokens (0.5 and 1 MiB) ran at 1.1-2.3x 64 tokens' rate
 // (BenchmarkGemm/amx/BF16/b=256, 2026-12-02), transposing each row tile
 // 2 or 1 times instead of 4.
 func bf16TokenBlock(n32 int) int {
