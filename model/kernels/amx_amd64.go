@@ -407,9 +407,6 @@ func qkTiles(dst []byte, a []quant.BlockQ8K, b int) []byte {
 // qkTiles lays out in buf for b tokens of nb blocks.
 func qkViews(buf []byte, b, nb int) (qs []byte, da []float32, bs []int16) {
 	n := (b + 15) / 16 * nb * 16 // token places
-	if n == 0 {
-		return nil, nil, nil
-	}
 	off := int((64 - uintptr(unsafe.Pointer(&buf[0]))&63) & 63)
 	qs = buf[off : off+256*n]
 	da = unsafe.Slice((*float32)(unsafe.Pointer(&buf[off+256*n])), n)
@@ -774,9 +771,6 @@ func narrowBF16(dst []byte, x []float32, b int) []byte {
 // bf16Tiles returns the b rows of n32 halves that narrowBF16 lays out in
 // buf, 64-byte aligned.
 func bf16Tiles(buf []byte, b, n32 int) []uint16 {
-	if b*n32 == 0 {
-		return nil
-	}
 	off := int((64 - uintptr(unsafe.Pointer(&buf[0]))&63) & 63)
 	_ = buf[off+2*b*n32-1]
 	return unsafe.Slice((*uint16)(unsafe.Pointer(&buf[off])), b*n32)

@@ -64,9 +64,6 @@ func (x *Q8KBatch) layout(k layoutKind, build func(dst []byte, a []quant.BlockQ8
 // the batch (bs[8*i+j] for block i, token-major as the blocks are), the
 // mins term's input of the avx512 and avxvnni Q4_K kernels.
 func (x *Q8KBatch) sums32() []int16 {
-	if len(x.a) == 0 {
-		return nil
-	}
 	lay := x.layout(layoutSums32, func(dst []byte, a []quant.BlockQ8K, _ int) []byte {
 		dst = grow(dst, 16*len(a))
 		subSums(unsafe.Slice((*int16)(unsafe.Pointer(&dst[0])), 8*len(a)), a)

@@ -445,8 +445,8 @@ func TestBatchLayoutKind(t *testing.T) {
 	MatMulQ4K(w, rows, x, out, rows)
 }
 
-// TestGemmEmptyRows: rows of no elements (K = 0) give zeros at every level,
-// whatever a level lays out of the batch.
+// TestGemmEmptyRows: rows of no elements (K = 0) give zeros at every level
+// (they never reach the matrix-matrix kernels, which need elements).
 func TestGemmEmptyRows(t *testing.T) {
 	forEachLevel(t, func(t *testing.T) {
 		const rows, b = 32, 32
