@@ -303,7 +303,7 @@ func TestGELUTableMul(t *testing.T) {
 	}
 	u[3], u[5], u[7] = 0, float32(math.Inf(-1)), float32(math.NaN())
 	forEachLevel(t, func(t *testing.T) {
-		for _, n := range []int{0, 1, 7, 8, 9, 23, len(g)} {
+		for _, n := range []int{0, 1, 7, 8, 9, 23, 24, 31, 40, len(g)} {
 			off := len(g) - n // the specials and random inputs are at the end
 			y := make([]float32, n)
 			GELUTableMul(y, g[off:], u[off:], tab)
@@ -555,6 +555,33 @@ func BenchmarkGELUErfMul(b *testing.B) {
 			}
 			for b.Loop() {
 				GELUErfMul(y, g, u, ref)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gvalues/s")
+		})
+	}
+}
+
+// BenchmarkGELUTableMul: llama.cpp's table GEGLU over one token's FFN row
+// (6,144 for the 1.7B), the table in L2 as in a prefill.
+func BenchmarkGELUTableMul(b *testing.B) {
+	const n = 6144
+	r := rand.New(rand.NewPCG(59, 60))
+	g, u, y := make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range g {
+		g[i], u[i] = float32(r.NormFloat64()*2), float32(r.NormFloat64())
+	}
+	tab := make([]float32, 1<<16)
+	for i := range tab {
+		tab[i] = quant.FP16ToFP32(uint16(i)) / 2
+	}
+	for _, l := range Levels() {
+		b.Run(l, func(b *testing.B) {
+			if err := SetISA(l); err != nil {
+				b.Fatal(err)
+			}
+			defer SetISA(Levels()[len(Levels())-1])
+			for b.Loop() {
+				GELUTableMul(y, g, u, tab)
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gvalues/s")
 		})

@@ -73,6 +73,15 @@ func newAVX512Table(hasBF16 bool) table {
 			geluErfMulAVX2(&y[n], &g[n], &u[n], len(y)-n)
 		}
 	}
+	t.geluTab = func(y, g, u, tab []float32) {
+		n := len(y) &^ 15
+		if n > 0 {
+			geluTableAVX512(&y[0], &g[0], &u[0], &tab[0], n)
+		}
+		if n < len(y) {
+			geluTableAVX2(&y[n], &g[n], &u[n], &tab[0], len(y)-n)
+		}
+	}
 	// One token (decode) keeps the avx2 kernels of the interleaved types,
 	// which stream the matrix at the memory's speed; the matrix-matrix
 	// kernel with a one-token tile was ~25 % faster from L2 on a Sapphire
@@ -434,3 +443,6 @@ func attn512(t *table) {
 
 //go:noescape
 func geluErfMulAVX512(y, gate, u *float32, n int)
+
+//go:noescape
+func geluTableAVX512(y, gate, u, tab *float32, n int)

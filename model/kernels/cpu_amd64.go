@@ -139,6 +139,7 @@ var avx2Table = table{
 	},
 	q80Quant: func(x []float32, y []quant.BlockQ8_0) { q80BlocksAVX2(&x[0], &y[0], len(y)) },
 	geluErf:  func(y, g, u []float32) { geluErfMulAVX2(&y[0], &g[0], &u[0], len(y)) },
+	geluTab:  func(y, g, u, tab []float32) { geluTableAVX2(&y[0], &g[0], &u[0], &tab[0], len(y)) },
 }
 
 // twoStreams runs a two-stream kernel over rows rows of rowBytes bytes:
@@ -200,6 +201,9 @@ func encodeF16AVX2(dst *byte, x *float32, n int)
 
 //go:noescape
 func geluErfMulAVX2(y, gate, u *float32, n int)
+
+//go:noescape
+func geluTableAVX2(y, gate, u, tab *float32, n int)
 
 //go:noescape
 func q80BlocksAVX2(x *float32, y *quant.BlockQ8_0, n int)

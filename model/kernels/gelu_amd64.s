@@ -244,3 +244,80 @@ zloop:
 zdone:
 	VZEROUPPER
 	RET
+
+// func geluTableAVX2(y, gate, u, tab *float32, n int): GELUTableMul for n a
+// multiple of 8, bit for bit: y = tab[half(g)]*u, x*u where g >= 10, 0
+// where g <= -10.
+TEXT ·geluTableAVX2(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ u+16(FP), DX
+	MOVQ tab+24(FP), R8
+	MOVQ n+32(FP), CX
+	SHRQ $3, CX
+	JZ tdone
+	MOVL $0x41200000, AX // 10
+	VMOVD AX, X14
+	VBROADCASTSS X14, Y14
+	MOVL $0xC1200000, AX // -10
+	VMOVD AX, X15
+	VBROADCASTSS X15, Y15
+tloop:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, X1
+	VPMOVZXWD X1, Y1
+	VPCMPEQD Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPGATHERDD Y2, (R8)(Y1*4), Y3
+	VMOVUPS (DX), Y4
+	VMULPS Y4, Y3, Y3                // tab*u
+	VMULPS Y4, Y0, Y5                // g*u
+	VCMPPS $0x1D, Y14, Y0, Y6        // g >= 10
+	VBLENDVPS Y6, Y5, Y3, Y3
+	VCMPPS $0x12, Y15, Y0, Y7        // g <= -10
+	VANDNPS Y3, Y7, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	DECQ CX
+	JNZ tloop
+	VZEROUPPER
+tdone:
+	RET
+
+// func geluTableAVX512(y, gate, u, tab *float32, n int): geluTableAVX2 16 at
+// a time (n a multiple of 16).
+TEXT ·geluTableAVX512(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), DI
+	MOVQ gate+8(FP), SI
+	MOVQ u+16(FP), DX
+	MOVQ tab+24(FP), R8
+	MOVQ n+32(FP), CX
+	SHRQ $4, CX
+	JZ zdone
+	MOVL $0x41200000, AX // 10
+	VPBROADCASTD AX, Z14
+	MOVL $0xC1200000, AX // -10
+	VPBROADCASTD AX, Z15
+zloop:
+	VMOVUPS (SI), Z0
+	VCVTPS2PH $0, Z0, Y1
+	VPMOVZXWD Y1, Z1
+	KXNORW K1, K1, K1
+	VPGATHERDD (R8)(Z1*4), K1, Z3
+	VMOVUPS (DX), Z4
+	VMULPS Z4, Z3, Z3                // tab*u
+	VCMPPS $0x1D, Z14, Z0, K2        // g >= 10
+	VMULPS Z4, Z0, K2, Z3            // g*u there
+	VCMPPS $0x12, Z15, Z0, K3        // g <= -10
+	VPXORD Z3, Z3, K3, Z3            // 0 there
+	VMOVUPS Z3, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DX
+	ADDQ $64, DI
+	DECQ CX
+	JNZ zloop
+	VZEROUPPER
+zdone:
+	RET
