@@ -113,6 +113,7 @@ const (
 	cfgQ80
 	cfgQK
 	cfgBF16
+	cfgHalf
 )
 
 // setQ80Cfg: tmm0 = A (tokens x 32 bytes: one Q8_0 block), tmm1 = B (8
@@ -329,6 +330,7 @@ func amxLevel(below table) (level, error) {
 	t.q5kmm = q5kAMX
 	t.q6kmm, t.q6kx8mm = q6kAMX, q6kx8AMX
 	t.bf16mm = bf16AMX
+	t.halfMul, t.halfPack, t.halfSplit = halfMulAMX, halfPackAMX, halfSplitAVX512
 	return level{name: "amx", tab: t}, nil
 }
 

@@ -57,6 +57,9 @@ type Options struct {
 
 	// slack overrides RingSlack (tests use tiny rings to exercise wrapping).
 	slack int
+	// vectorAttention keeps prefill attention off the tiles (tests compare
+	// the two paths).
+	vectorAttention bool
 }
 
 // repackFirstTokens is the prompt length from which Eval waits for a
@@ -105,6 +108,7 @@ type step int
 
 const (
 	stepQKV  step = iota // QKV + gate products, RoPE, K/V into the cache
+	stepPack             // tile attention: convert the KV heads' keys and values a span sees
 	stepAttn             // attention per (token, head), output gate, encode for attn_output
 	stepOut              // attn_output + residual
 	stepFFN              // FFN gate + up, GEGLU, encode for ffn_down
@@ -161,9 +165,11 @@ type engine struct {
 	gsc     [][]float32 // f16 attention: scores of a group of query heads
 	enc16   [][]byte    // f16 cache: one value row being stored
 	runs    [][]kvRun
-	vgather [][]byte // f16 attention: values of a block gathered from two runs
-	rowb    []byte   // the embedding row of a repacked Embed
-	kicked  bool     // this engine has let the model's background repack start
+	vgather [][]byte            // f16 attention: values of a block gathered from two runs
+	otile   [][]float32         // tile attention: the outputs of a task's query vectors
+	hstage  []kernels.HalfStage // tile attention: keys or values on their way to tiles
+	rowb    []byte              // the embedding row of a repacked Embed
+	kicked  bool                // this engine has let the model's background repack start
 	// per-pass buffers
 	x, h, qkv, gate, att, tmp, fg, fu, ff []float32
 	inH, inAtt, inFF                      acts
@@ -172,8 +178,11 @@ type engine struct {
 	tokBuf                                []int
 	logitBuf                              []float32
 	spans                                 []span
-	rowSpan                               []int32 // row -> index in spans
-	taskEnd                               []int   // attention: tasks of spans[:i+1]
+	rowSpan                               []int32     // row -> index in spans
+	taskEnd                               []int       // attention: tasks of spans[:i+1]
+	spanTG                                []int       // f16 attention: tokens per task of each span
+	tiles                                 []spanTiles // tile attention: each span's converted KV
+	tileIdx                               []int       // tile attention: the spans that take it
 	one                                   [1]span
 
 	// cur is the dispatch the pool is running or ran last.
@@ -222,11 +231,16 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 	e.enc16 = make([][]byte, p.threads)
 	e.runs = make([][]kvRun, p.threads)
 	e.vgather = make([][]byte, p.threads)
+	e.otile = make([][]float32, p.threads)
+	e.hstage = make([]kernels.HalfStage, p.threads)
 	for i := range e.scores {
 		e.scores[i] = make([]float32, min(e.maxCtx, 4096))
 		e.rowbuf[i] = make([]float32, width)
 		g := max(1, c.Heads/max(1, c.KVHeads))
-		e.q16[i] = make([]float32, attnGroup*g*c.HeadDim)
+		e.q16[i] = make([]float32, max(attnGroup*g, tileQueries)*c.HeadDim)
+		if kernels.TileAttention() {
+			e.otile[i] = make([]float32, tileQueries*c.HeadDim)
+		}
 		e.gsc[i] = make([]float32, g*min(e.maxCtx, 4096))
 		e.enc16[i] = make([]byte, 2*c.HeadDim)
 		e.runs[i] = make([]kvRun, 0, 8)
@@ -658,12 +672,34 @@ func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 			}
 		}
 		if e.opts.KV == KVF16 {
-			tg := e.f16Group(l)
-			e.taskEnd = e.taskEnd[:0]
-			n := 0
+			e.taskEnd, e.spanTG, e.tileIdx = e.taskEnd[:0], e.spanTG[:0], e.tileIdx[:0]
+			if len(e.tiles) < len(spans) {
+				e.tiles = append(e.tiles, make([]spanTiles, len(spans)-len(e.tiles))...)
+			}
+			n, packs := 0, 0
 			for i := range spans {
+				tg := e.f16Group(l)
+				if e.tileSpan(&spans[i], l) {
+					tg = tileQueries / (c.Heads / c.KVHeads)
+					st := &e.tiles[i]
+					st.first, st.n = e.tileRange(&spans[i], l)
+					if len(st.k) < c.KVHeads {
+						st.k, st.v = make([]kernels.HalfTiles, c.KVHeads), make([]kernels.HalfTiles, c.KVHeads)
+					}
+					for kh := range c.KVHeads {
+						st.k[kh].Reset(st.n, c.HeadDim)
+						st.v[kh].Reset(c.HeadDim, st.n)
+					}
+					nk, nv := e.packChunks(st.n)
+					packs += c.KVHeads * (nk + nv)
+					e.tileIdx = append(e.tileIdx, i)
+				}
+				e.spanTG = append(e.spanTG, tg)
 				n += c.KVHeads * ((spans[i].n + tg - 1) / tg)
 				e.taskEnd = append(e.taskEnd, n)
+			}
+			if packs > 0 {
+				e.dispatch(stepPack, packs)
 			}
 			e.dispatch(stepAttn, n)
 		} else {
@@ -779,6 +815,8 @@ func (e *engine) work(w int) {
 		switch e.cur.st {
 		case stepQKV:
 			e.doQKV(w, ch)
+		case stepPack:
+			e.doPack(w, ch)
 		case stepAttn:
 			e.doAttn(w, ch)
 		case stepOut:
@@ -861,11 +899,15 @@ func (e *engine) doAttn(w, task int) {
 			task -= e.taskEnd[i-1]
 		}
 		sp := &e.cur.spans[i]
-		tg := e.f16Group(l)
+		tg := e.spanTG[i]
 		ng := (sp.n + tg - 1) / tg
 		kh, t0 := task/ng, sp.t0+task%ng*tg
 		t1 := min(sp.t0+sp.n, t0+tg)
-		e.attendF16(w, sp, kh, t0, t1)
+		if e.tileSpan(sp, l) {
+			e.attendTiles(w, sp, &e.tiles[i], kh, t0, t1)
+		} else {
+			e.attendF16(w, sp, kh, t0, t1)
+		}
 		g := c.Heads / c.KVHeads
 		for t := t0; t < t1; t++ {
 			for h := kh * g; h < (kh+1)*g; h++ {

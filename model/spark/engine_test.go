@@ -235,10 +235,13 @@ func TestReuseAndTruncate(t *testing.T) {
 	a := randomTokens(30, V, 4)
 	b := append(append([]int(nil), a[:22]...), randomTokens(15, V, 5)...)
 
-	fresh, _ := NewEngine(m, Options{})
+	// The vector attention path in both: with tile attention (amx) the
+	// fresh prompt would take it and the reused one's 15 tokens not, which
+	// sum in different orders (TestTileAttentionEngine bounds that).
+	fresh, _ := NewEngine(m, Options{vectorAttention: true})
 	want, _ := fresh.Eval(ctx, b, LogitsLast)
 
-	e, _ := NewEngine(m, Options{Batch: 7})
+	e, _ := NewEngine(m, Options{Batch: 7, vectorAttention: true})
 	if _, err := e.Eval(ctx, a, LogitsNone); err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +280,8 @@ func TestReuseAndTruncate(t *testing.T) {
 // With the f16 cache and 4 query heads per KV head (gqa), the attention of
 // full-attention layers takes 4 tokens per task (f16Group); a token's
 // result must not depend on how the prompt was split into batches (so a
-// reused cache equals a fresh one, as above).
+// reused cache equals a fresh one, as above). The vector path: tile
+// attention (amx) takes large batches only and sums in its own order.
 func TestF16GroupsDoNotDependOnBatch(t *testing.T) {
 	m := randomModel(t, "gqa", "f32", 11)
 	toks := randomTokens(2*m.Config.Window+7, m.Config.Vocab, 3)
@@ -287,7 +291,7 @@ func TestF16GroupsDoNotDependOnBatch(t *testing.T) {
 	}
 	var want []float32
 	for _, batch := range []int{1, 3, 4, 7, 64} {
-		e, _ := NewEngine(m, Options{Batch: batch, KV: KVF16})
+		e, _ := NewEngine(m, Options{Batch: batch, KV: KVF16, vectorAttention: true})
 		got := evalAll(t, e, toks)
 		if want == nil {
 			want = got

@@ -1,0 +1,139 @@
+package spark
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/droidgo/droidgo/model/kernels"
+)
+
+// tileSkip skips a test of tile attention where the level has none.
+func tileSkip(t *testing.T) {
+	t.Helper()
+	if !kernels.TileAttention() {
+		t.Skipf("level %s computes no attention on tiles: tile attention NOT tested here (amx hosts do)", kernels.ISA())
+	}
+}
+
+// Every tile task's outputs are the vector path's (attendF16, token by
+// token) for the same queries and cache, in full-attention and sliding
+// layers, for a pass that starts inside the cache and whose sliding ring
+// has wrapped: they differ only by f32 summation order, which can move a
+// weight's f16 rounding by one step (2^-12 of the largest value).
+func TestTileTasksMatchVector(t *testing.T) {
+	tileSkip(t)
+	ctx := context.Background()
+	for _, preset := range []string{"tiny", "gqa"} {
+		m := randomModel(t, preset, "f32", 13)
+		for _, sliding := range []bool{false, true} {
+			e, _ := NewEngine(m, Options{KV: KVF16, Batch: 40, slack: 39})
+			L := e.c.Layers
+			e.c.Sliding = slices.Clone(e.c.Sliding)
+			e.c.Sliding[L-1] = sliding
+			s := e.NewSeq()
+			V := e.c.Vocab
+			toks := randomTokens(40+37, V, 6)
+			for _, part := range [][]int{toks[:40], toks[40:]} {
+				if _, err := e.engine.evalSeq(ctx, s, part, LogitsNone, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			B := 37
+			sp := span{s: s, t0: 0, n: B, p0: len(toks) - B}
+			if !e.tileSpan(&sp, L-1) {
+				t.Fatalf("%s: a span of %d tokens does not take the tile path", preset, B)
+			}
+			e.cur.spans, e.cur.layer = []span{sp}, L-1
+			c := &e.c
+			g, QD := c.Heads/c.KVHeads, c.QDim()
+			tg := tileQueries / g
+			for kh := range c.KVHeads {
+				for t0 := 0; t0 < B; t0 += tg {
+					e.attendTiles(0, &sp, &e.tiles[0], kh, t0, min(B, t0+tg))
+				}
+			}
+			got := slices.Clone(e.att[:B*QD])
+			for kh := range c.KVHeads {
+				for tk := range B {
+					e.attendF16(0, &sp, kh, tk, tk+1)
+				}
+			}
+			want := e.att[:B*QD]
+			d, mx := 0.0, 0.0
+			for i := range want {
+				d, mx = max(d, math.Abs(float64(got[i]-want[i]))), max(mx, math.Abs(float64(want[i])))
+			}
+			t.Logf("%s, last layer sliding %v: max diff %.3g of max %.3g", preset, sliding, d, mx)
+			if d > mx/4096 || mx == 0 {
+				t.Errorf("%s, last layer sliding %v: tile outputs differ from the vector path's by %g (largest output %g)", preset, sliding, d, mx)
+			}
+			e.cur.spans = nil
+		}
+	}
+}
+
+// The engine with tile attention, prompts in one pass or in several (the
+// sliding rings wrapping, keys in more than one pack block) and a sequence
+// forked from a prefix, computes what the vector path and the reference
+// compute: within TestEngineMatchesReference's bound of the reference,
+// and as close to the vector path as two vector levels are to each other
+// (over these 300 tokens the avx2 and avx512 levels' f16 attention, which
+// sum in different orders, differ by 0.0041 (tiny) and 0.0021 (gqa); tiles
+// and vectors by 0.0061 and 0.0028: each changed order moves some weights'
+// f16 rounding by a step, and the logits of a random model follow).
+func TestTileAttentionEngine(t *testing.T) {
+	tileSkip(t)
+	ctx := context.Background()
+	for _, preset := range []string{"tiny", "gqa"} {
+		m := randomModel(t, preset, "f32", 14)
+		V := m.Config.Vocab
+		toks := randomTokens(300, V, 7)
+		ref := referenceLogits(t, m, toks)
+		for _, opts := range []Options{{Batch: 64}, {Batch: 32, slack: 31, Threads: 3}} {
+			opts.KV = KVF16
+			tiles, _ := NewEngine(m, opts)
+			got := evalAll(t, tiles, toks)
+			opts.vectorAttention = true
+			vec, _ := NewEngine(m, opts)
+			want := evalAll(t, vec, toks)
+			worst := 0.0
+			for p := range toks {
+				worst = max(worst, maxDiff32(got[p*V:(p+1)*V], ref[p]))
+			}
+			if d := maxDiff32(got, want); d > 1e-2 {
+				t.Errorf("%s batch %d: tile attention differs from the vector path by %.3g", preset, opts.Batch, d)
+			}
+			if worst > 0.03 {
+				t.Errorf("%s batch %d: max |engine - reference| = %.3g", preset, opts.Batch, worst)
+			}
+
+			// A fork of the first 200 positions, the rest in passes of
+			// the batch: its tiles read the prefix's cache.
+			s := tiles.NewSeq()
+			if _, err := tiles.engine.evalSeq(ctx, s, toks[:200], LogitsNone, nil); err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.Share()
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := tiles.Fork(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fk, err := tiles.engine.evalSeq(ctx, f, toks[200:], LogitsAll, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := maxDiff32(fk, got[200*V:]); d > 1e-2 {
+				t.Errorf("%s batch %d: a fork differs from the whole prompt by %.3g", preset, opts.Batch, d)
+			}
+			// evalSeq runs on the inner engine: the Engine, whose cleanup
+			// stops the workers, must stay reachable until it returns.
+			runtime.KeepAlive(tiles)
+		}
+	}
+}
