@@ -23,7 +23,8 @@ type (
 	gemmBF16  func(w []byte, rows int, x *BF16Batch, out []float32, ldo int)
 )
 
-// gemmBF16Of is gemmQ8KOf for BF16.
+// gemmBF16Of adapts a BF16 matrix-matrix kernel that reads the rows alone
+// (not what a level lays out of them) to the table's form.
 func gemmBF16Of(f gemmFloat) gemmBF16 {
 	return func(w []byte, rows int, x *BF16Batch, out []float32, ldo int) {
 		f(w, rows, x.x, x.b, out, ldo)
@@ -132,6 +133,7 @@ const (
 	layoutAMXQK             // amx: Q8_K quants in tile order, scales, sums of 32
 	layoutAMXBF             // amx: rows narrowed to bf16
 	layoutSums32            // avx512, avxvnni: sums of 32 quants, token-major
+	layoutQuads             // arm64 i8mm: Q8_K blocks packed in token quads
 )
 
 func (l *laid) reset() { l.once = sync.Once{} }

@@ -54,14 +54,6 @@ import (
 // K-quant layouts share them: both are unpacked to the same packed quads),
 // and where FEAT_BF16 is present the BF16 ones of bf16Table.
 
-// gemmQ8KOf adapts a K-quant matrix-matrix kernel that reads the blocks
-// alone (not what a level lays out of them) to the table's form.
-func gemmQ8KOf(f func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int)) gemmQ8K {
-	return func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
-		f(w, rows, x.a, x.b, out, ldo)
-	}
-}
-
 func i8mmTable(t table) table {
 	return bf16Table(mmTable(t, mmKernels{q80: q80MMLA, q4k: q4kMMLA, q6k: q6kMMLA, q808: q80MMLA8}))
 }
@@ -216,11 +208,9 @@ func mmTable(t table, k mmKernels) table {
 		if q5 {
 			bs = quant.BlockQ5_KSize
 		}
-		return gemmQ8KOf(func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-			nb := len(a) / b
-			buf := packQ8KActs(a, b, nb)
-			defer mmPool.Put(buf)
-			mmla(rows, b, nb, mmQ4KW, mmQ8KA, *buf, out, ldo, k.q4k, nil, func(dst []byte, r0, n int) {
+		return func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+			b, nb := x.b, len(x.a)/x.b
+			mmla(rows, b, nb, mmQ4KW, mmQ8KA, x.quads(), out, ldo, k.q4k, nil, func(dst []byte, r0, n int) {
 				if x8 {
 					x8Pack(q4kx8Pack0, q4kx8Pack1, dst, w, r0, nb*bs, nb)
 					return
@@ -268,14 +258,12 @@ func mmTable(t table, k mmKernels) table {
 					putRowF32(o[mmQ4KWNegDmin:], dmin)
 				}
 			})
-		})
+		}
 	}
 	q6k := func(x8 bool) gemmQ8K {
-		return gemmQ8KOf(func(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo int) {
-			nb := len(a) / b
-			buf := packQ8KActs(a, b, nb)
-			defer mmPool.Put(buf)
-			mmla(rows, b, nb, mmQ6KW, mmQ8KA, *buf, out, ldo, k.q6k, nil, func(dst []byte, r0, n int) {
+		return func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+			b, nb := x.b, len(x.a)/x.b
+			mmla(rows, b, nb, mmQ6KW, mmQ8KA, x.quads(), out, ldo, k.q6k, nil, func(dst []byte, r0, n int) {
 				if x8 {
 					x8Pack(q6kx8Pack0, q6kx8Pack1, dst, w, r0, nb*quant.BlockQ6_KSize, nb)
 					return
@@ -310,7 +298,7 @@ func mmTable(t table, k mmKernels) table {
 					putRowF32(o[mmQ6KWD:], d)
 				}
 			})
-		})
+		}
 	}
 	t.q4kmm, t.q4kx8mm, t.q5kmm = q4k(false, false), q4k(true, false), q4k(false, true)
 	t.q6kmm, t.q6kx8mm = q6k(false), q6k(true)
@@ -441,23 +429,32 @@ func packQ80Acts(a []quant.BlockQ8_0, b, nb int) *[]byte {
 	return buf
 }
 
-// packQ8KActs packs the b tokens of nb Q8_K blocks each into quads: whole
-// quads in assembly (q8kActQuad; the Go loop was 7.8 % of a Q4_K_M
-// prefill on the proxy, every worker packing the batch once per chunk of
-// rows), a last partial quad here, padded with zero tokens.
-func packQ8KActs(a []quant.BlockQ8K, b, nb int) *[]byte {
+// quads returns the batch packed in token quads for the K-quant
+// micro-kernels (packQ8KActs), built once per batch: packed per call, every
+// row chunk of every product packed the batch again (the Go loop was 7.8 %
+// of a Q4_K_M prefill on the proxy before the assembly packer).
+func (x *Q8KBatch) quads() []byte {
+	return x.layout(layoutQuads, func(dst []byte, a []quant.BlockQ8K, b int) []byte {
+		return packQ8KActs(dst, a, b, len(a)/b)
+	})
+}
+
+// packQ8KActs packs the b tokens of nb Q8_K blocks each into quads in buf
+// (grown as needed): whole quads in assembly (q8kActQuad), a last partial
+// quad here, padded with zero tokens.
+func packQ8KActs(buf []byte, a []quant.BlockQ8K, b, nb int) []byte {
 	nq := (b + 3) / 4
-	buf := getBuf(nq * nb * mmQ8KA)
+	buf = grow(buf, nq*nb*mmQ8KA)
 	for tq := 0; tq < b/4; tq++ {
-		q8kActQuad(&(*buf)[tq*nb*mmQ8KA], &a[4*tq*nb], nb*int(unsafe.Sizeof(a[0])), nb)
+		q8kActQuad(&buf[tq*nb*mmQ8KA], &a[4*tq*nb], nb*int(unsafe.Sizeof(a[0])), nb)
 	}
 	if b%4 == 0 {
 		return buf
 	}
-	clear((*buf)[b/4*nb*mmQ8KA:])
+	clear(buf[b/4*nb*mmQ8KA:])
 	for tq := b / 4; tq < nq; tq++ {
 		for i := 0; i < nb; i++ {
-			o := (*buf)[(tq*nb+i)*mmQ8KA:]
+			o := buf[(tq*nb+i)*mmQ8KA:]
 			var q [4][]int8
 			var hi, lo [4][16]int8
 			var d [4]float32
