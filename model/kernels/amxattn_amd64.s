@@ -21,7 +21,8 @@
 // p.npairs pairs of column tiles of B (B tiles of 16 pairs x 16 columns,
 // hi at p.bh, lo p.blo bytes after; the next column tile p.bstep bytes on,
 // the next chunk of K 1024 bytes on), over p.nc chunks of K. C goes to
-// p.out, 32 rows p.ldo bytes apart, 32 columns per pair.
+// p.out, 32 rows p.ldo bytes apart, 32 columns per pair; with p.acc set it
+// is added to what p.out holds (the tiles start from it instead of 0).
 //
 // Registers: SI = A hi of the chunk, R10 = A lo offset, DX = lda, R11 =
 // 16*lda, DI = B hi of the chunk (first column tile of the pair), R12 = B
@@ -47,6 +48,10 @@
 #define DP_01 BYTE $0xC4; BYTE $0xE2; BYTE $0x62; BYTE $0x5C; BYTE $0xE8 // tdpbf16ps %tmm3,%tmm0,%tmm5
 #define DP_10 BYTE $0xC4; BYTE $0xE2; BYTE $0x6A; BYTE $0x5C; BYTE $0xF1 // tdpbf16ps %tmm2,%tmm1,%tmm6
 #define DP_11 BYTE $0xC4; BYTE $0xE2; BYTE $0x62; BYTE $0x5C; BYTE $0xF9 // tdpbf16ps %tmm3,%tmm1,%tmm7
+#define LD_00 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x24; BYTE $0x19 // tileloadd (%rcx,%rbx,1),%tmm4
+#define LD_01 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x6C; BYTE $0x19; BYTE $0x40 // tileloadd 0x40(%rcx,%rbx,1),%tmm5
+#define LD_10 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x34; BYTE $0x18 // tileloadd (%rax,%rbx,1),%tmm6
+#define LD_11 BYTE $0xC4; BYTE $0xE2; BYTE $0x7B; BYTE $0x4B; BYTE $0x7C; BYTE $0x18; BYTE $0x40 // tileloadd 0x40(%rax,%rbx,1),%tmm7
 #define ST_00 BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x24; BYTE $0x19 // tilestored %tmm4,(%rcx,%rbx,1)
 #define ST_01 BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x6C; BYTE $0x19; BYTE $0x40 // tilestored %tmm5,0x40(%rcx,%rbx,1)
 #define ST_10 BYTE $0xC4; BYTE $0xE2; BYTE $0x7A; BYTE $0x4B; BYTE $0x34; BYTE $0x18 // tilestored %tmm6,(%rax,%rbx,1)
@@ -69,10 +74,25 @@ TEXT ·amxHalfMul(SB), NOSPLIT, $0-8
 	MOVQ 64(R8), R9
 	MOVQ 80(R8), R15
 pair:
+	MOVQ 88(R8), AX
+	TESTQ AX, AX
+	JNZ accload
 	ZERO_T4
 	ZERO_T5
 	ZERO_T6
 	ZERO_T7
+	JMP pairgo
+accload:
+	MOVQ 72(R8), BX
+	MOVQ R9, CX
+	MOVQ BX, AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	LD_00
+	LD_01
+	LD_10
+	LD_11
+pairgo:
 	MOVQ $64, BX
 	MOVQ 56(R8), R14
 chunk:

@@ -136,9 +136,10 @@ func (t *HalfTiles) Pack(s *HalfStage, r0 int) {
 // MulHalves sets out[i*ldo+j-j0] = sum over k in [k0, k1) of
 // a[i*lda+k-k0] * B[k][j] (B[k][j] being element k of row j of b) for i <
 // 32 and j in [j0, j1): rows i >= m of a are taken as zeros and a's values
-// must be halves (held as float32). j0, j1, k0 and k1 are multiples of 32 inside
-// b's padded rows; out must hold 32 rows. Only where TileAttention.
-func MulHalves(a []float32, lda, m int, b *HalfTiles, j0, j1, k0, k1 int, out []float32, ldo int) {
+// must be halves (held as float32). With acc set the sums are added to
+// what out holds. j0, j1, k0 and k1 are multiples of 32 inside b's padded
+// rows; out must hold 32 rows. Only where TileAttention.
+func MulHalves(a []float32, lda, m int, b *HalfTiles, j0, j1, k0, k1 int, out []float32, ldo int, acc bool) {
 	if cur.halfMul == nil {
 		panic("kernels: MulHalves: this level has no tile attention")
 	}
@@ -150,5 +151,5 @@ func MulHalves(a []float32, lda, m int, b *HalfTiles, j0, j1, k0, k1 int, out []
 		panic(fmt.Sprintf("kernels: MulHalves: %d rows of a (%d floats, lda %d), columns %d-%d and k %d-%d of a %dx%d b, %d outputs at ldo %d",
 			m, len(a), lda, j0, j1, k0, k1, b.n32, b.k32, len(out), ldo))
 	}
-	cur.halfMul(a, lda, m, b, j0, j1, k0, k1, out, ldo)
+	cur.halfMul(a, lda, m, b, j0, j1, k0, k1, out, ldo, acc)
 }

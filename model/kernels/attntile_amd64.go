@@ -17,6 +17,7 @@ type amxHalfArgs struct {
 	out    unsafe.Pointer // out row 0 (column j0)
 	ldo    int            // bytes from one out row to the next
 	npairs int            // pairs of column tiles
+	acc    int            // 1: add to out
 }
 
 //go:noescape
@@ -39,7 +40,7 @@ func setHalfCfg(c *tileCfg, _ int) {
 // halfMulAMX is MulHalves on AMX: a's 32 rows split into hi and lo bf16
 // rows (zeros from row m), then the 2x2-tile kernel over every pair of
 // column tiles.
-func halfMulAMX(a []float32, lda, m int, b *HalfTiles, j0, j1, k0, k1 int, out []float32, ldo int) {
+func halfMulAMX(a []float32, lda, m int, b *HalfTiles, j0, j1, k0, k1 int, out []float32, ldo int, acc bool) {
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
 	kk := k1 - k0
@@ -60,6 +61,9 @@ func halfMulAMX(a []float32, lda, m int, b *HalfTiles, j0, j1, k0, k1 int, out [
 		nc:  kk / 32,
 		out: unsafe.Pointer(&out[0]), ldo: 4 * ldo,
 		npairs: (j1 - j0) / 32,
+	}
+	if acc {
+		p.acc = 1
 	}
 	amxHalfMul(&p)
 }

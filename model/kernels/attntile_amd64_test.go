@@ -126,27 +126,75 @@ func TestMulHalves(t *testing.T) {
 		for i := range out {
 			out[i] = float32(math.NaN()) // every output is written
 		}
-		MulHalves(a, lda, c.m, &bt, c.j0, c.j1, c.k0, c.k1, out, ldo)
-		for i := range 32 {
-			for j := c.j0; j < c.j1; j++ {
-				var want, mag float64
-				if i < c.m {
-					for k := c.k0; k < min(c.k1, c.k); k++ {
-						if j < c.n {
-							p := float64(a[i*lda+k-c.k0]) * float64(quant.FP16ToFP32(bh[j*c.k+k]))
-							want += p
-							mag += math.Abs(p)
+		// Then again, added to what out holds: twice the sums.
+		for pass, acc := range []bool{false, true} {
+			MulHalves(a, lda, c.m, &bt, c.j0, c.j1, c.k0, c.k1, out, ldo, acc)
+			for i := range 32 {
+				for j := c.j0; j < c.j1; j++ {
+					var want, mag float64
+					if i < c.m {
+						for k := c.k0; k < min(c.k1, c.k); k++ {
+							if j < c.n {
+								p := float64(a[i*lda+k-c.k0]) * float64(quant.FP16ToFP32(bh[j*c.k+k]))
+								want += p
+								mag += math.Abs(p)
+							}
 						}
 					}
-				}
-				got := float64(out[i*ldo+j-c.j0])
-				if e := math.Abs(got-want) / (mag + 1e-30); e > worstErr {
-					worstErr = e
-				}
-				if math.Abs(got-want) > 2e-6*mag+1e-30 || math.IsNaN(got) {
-					t.Fatalf("%+v: out[%d][%d] = %g, want %g (sum of |products| %g)", c, i, j, got, want, mag)
+					want *= float64(pass + 1)
+					mag *= float64(pass + 1)
+					got := float64(out[i*ldo+j-c.j0])
+					if e := math.Abs(got-want) / (mag + 1e-30); e > worstErr {
+						worstErr = e
+					}
+					if math.Abs(got-want) > 2e-6*mag+1e-30 || math.IsNaN(got) {
+						t.Fatalf("%+v acc %v: out[%d][%d] = %g, want %g (sum of |products| %g)", c, acc, i, j, got, want, mag)
+					}
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkMulHalves: the two products of a tile attention row pair, 32
+// query vectors of a 256-wide head against a block of 256 positions (the
+// engine's tileBlock, its tiles in L2) and against 2,048 (2 MiB of tiles,
+// beyond L2): scores (K = 256, N = positions) and outputs (K = positions,
+// N = 256). GMAC/s counts the products of halves (each four tile
+// products).
+func BenchmarkMulHalves(b *testing.B) {
+	if !TileAttention() {
+		b.Skip("no tile attention at this level")
+	}
+	r := rand.New(rand.NewPCG(65, 66))
+	const hd = 256
+	for _, c := range []struct {
+		name       string
+		rows, k, m int
+	}{{"scores/256", 256, hd, 32}, {"outputs/256", hd, 256, 32}, {"scores/2048", 2048, hd, 32}, {"outputs/2048", hd, 2048, 32}} {
+		b.Run(c.name, func(b *testing.B) {
+			var st HalfStage
+			var bt HalfTiles
+			st.Reset(c.rows, c.k)
+			src := make([]byte, 2*c.k)
+			for i := range c.rows {
+				for j := range c.k {
+					h := randHalf(r)
+					src[2*j], src[2*j+1] = byte(h), byte(h>>8)
+				}
+				st.Set(i, 0, src)
+			}
+			bt.Reset(c.rows, c.k)
+			bt.Pack(&st, 0)
+			a := make([]float32, c.m*c.k)
+			for i := range a {
+				a[i] = quant.FP16ToFP32(randHalf(r))
+			}
+			out := make([]float32, 32*c.rows)
+			for b.Loop() {
+				MulHalves(a, c.k, c.m, &bt, 0, c.rows, 0, c.k, out, c.rows, false)
+			}
+			b.ReportMetric(float64(c.m*c.k*c.rows)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+		})
 	}
 }

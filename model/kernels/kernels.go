@@ -108,7 +108,7 @@ type table struct {
 	// Attention on matrix tiles (attntile.go): nil at levels without them.
 	// halfSplit is HalfStage.Set's split of halves (a multiple of 16; nil:
 	// Go per element).
-	halfMul   func(a []float32, lda, m int, b *HalfTiles, j0, j1, k0, k1 int, out []float32, ldo int)
+	halfMul   func(a []float32, lda, m int, b *HalfTiles, j0, j1, k0, k1 int, out []float32, ldo int, acc bool)
 	halfPack  func(t *HalfTiles, s *HalfStage, r0 int)
 	halfSplit func(hi, lo []uint16, src []byte)
 }

@@ -12,12 +12,19 @@ import (
 // operand form (spanTiles, a dispatch of its own, stepPack) for every
 // position one of its tokens sees; its attention tasks then take
 // tileQueries query vectors each (32/g tokens of the g query heads of one
-// KV head), computing their scores, softmax and outputs on tiles. Decode
-// and short spans keep the vector path (attendF16).
+// KV head, in up to tilePairs pairs), computing their scores, softmax and
+// outputs on tiles. Decode and short spans keep the vector path
+// (attendF16).
 
 const (
-	// tileQueries is the query vectors of a tile task: two row tiles.
+	// tileQueries is the query vectors of a row pair, the rows of one
+	// call of the tile kernel (two row tiles).
 	tileQueries = 32
+	// tilePairs is the row pairs of a tile task at most.
+	tilePairs = 4
+	// tileBlock is the positions whose keys or values a tile task's row
+	// pairs take in turn.
+	tileBlock = 256
 	// tileMinTokens is the fewest tokens of a span that take the tile
 	// path: the conversion costs about as much per position as 8 tokens'
 	// vector attention, and a span of fewer tokens makes too few tasks
@@ -110,11 +117,28 @@ func (e *engine) doPack(w, ch int) {
 	st.v[kh].Pack(stage, d0)
 }
 
-// attendTiles is attendF16 on tiles for rows t0..t1-1 of tile span sp
-// (at most tileQueries/g of them) and KV head kh: the scores of the g*nt
-// query vectors against the positions from the first one's first to the
-// last one's own (32-aligned), each vector's softmax over its own
-// positions (0 elsewhere), rounded to f16, and the outputs.
+// tileTokens returns the tokens of a tile task of span sp: tilePairs row
+// pairs of 32 query vectors, fewer where that would leave fewer than 4
+// tasks a thread.
+func (e *engine) tileTokens(sp *span) int {
+	c := &e.c
+	per := tileQueries / (c.Heads / c.KVHeads)
+	pairs := tilePairs
+	for pairs > 1 && c.KVHeads*((sp.n+per*pairs-1)/(per*pairs)) < 4*e.pool.threads {
+		pairs--
+	}
+	return per * pairs
+}
+
+// attendTiles is attendF16 on tiles for rows t0..t1-1 of tile span sp and
+// KV head kh: the scores of the g*nt query vectors (in pairs of row tiles)
+// against the positions from the first token's first to the last one's
+// own (32-aligned), each vector's softmax over its own positions (0
+// elsewhere), rounded to f16, and the outputs. The positions go in blocks
+// of tileBlock, every row pair through a block before the next: a block's
+// keys or values (256 KiB at 256 positions of a 256-wide head) stay in L2
+// while the pairs pass, where a pair at a time would read them all from
+// beyond it once per pair.
 func (e *engine) attendTiles(w int, sp *span, st *spanTiles, kh, t0, t1 int) {
 	c := &e.c
 	l := e.cur.layer
@@ -122,6 +146,7 @@ func (e *engine) attendTiles(w int, sp *span, st *spanTiles, kh, t0, t1 int) {
 	g := c.Heads / c.KVHeads
 	nt := t1 - t0
 	G := g * nt
+	np := (G + tileQueries - 1) / tileQueries
 	h0 := kh * g
 	// pos(i) is token t0+i's position, seen(i) its first visible one.
 	pos := func(i int) int { return sp.p0 + t0 + i - sp.t0 }
@@ -134,17 +159,25 @@ func (e *engine) attendTiles(w int, sp *span, st *spanTiles, kh, t0, t1 int) {
 	j0 := (seen(0) - st.first) &^ 31
 	j1 := (pos(nt-1) - st.first + 32) &^ 31
 	nc := j1 - j0
-	if need := tileQueries * nc; len(e.gsc[w]) < need {
+	if need := np * tileQueries * nc; len(e.gsc[w]) < need {
 		e.gsc[w] = make([]float32, max(need, 2*len(e.gsc[w])))
 	}
-	sc := e.gsc[w][:tileQueries*nc]
+	sc := e.gsc[w][:np*tileQueries*nc]
 	q := e.q16[w][:G*hd]
 	for i := range nt {
 		t := t0 + i
 		copy(q[i*g*hd:(i+1)*g*hd], e.qkv[t*rows+h0*hd:t*rows+(h0+g)*hd])
 	}
 	kernels.RoundF16(q)
-	kernels.MulHalves(q, hd, G, &st.k[kh], j0, j1, 0, hd, sc, nc)
+	// rows returns the query vectors of row pair p.
+	pair := func(p int) (first, m int) { return p * tileQueries, min(tileQueries, G-p*tileQueries) }
+	for b0 := j0; b0 < j1; b0 += tileBlock {
+		b1 := min(j1, b0+tileBlock)
+		for p := range np {
+			f, m := pair(p)
+			kernels.MulHalves(q[f*hd:], hd, m, &st.k[kh], b0, b1, 0, hd, sc[f*nc+b0-j0:], nc, false)
+		}
+	}
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	for v := range G {
 		row := sc[v*nc : (v+1)*nc]
@@ -155,7 +188,13 @@ func (e *engine) attendTiles(w int, sp *span, st *spanTiles, kh, t0, t1 int) {
 	}
 	kernels.RoundF16(sc[:G*nc])
 	o := e.otile[w]
-	kernels.MulHalves(sc, nc, G, &st.v[kh], 0, hd, j0, j1, o, hd)
+	for b0 := j0; b0 < j1; b0 += tileBlock {
+		b1 := min(j1, b0+tileBlock)
+		for p := range np {
+			f, m := pair(p)
+			kernels.MulHalves(sc[f*nc+b0-j0:], nc, m, &st.v[kh], 0, hd, b0, b1, o[f*hd:], hd, b0 > j0)
+		}
+	}
 	for i := range nt {
 		t := t0 + i
 		copy(e.att[t*QD+h0*hd:t*QD+(h0+g)*hd], o[i*g*hd:(i+1)*g*hd])

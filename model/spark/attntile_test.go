@@ -20,8 +20,9 @@ func tileSkip(t *testing.T) {
 
 // Every tile task's outputs are the vector path's (attendF16, token by
 // token) for the same queries and cache, in full-attention and sliding
-// layers, for a pass that starts inside the cache and whose sliding ring
-// has wrapped: they differ only by f32 summation order, which can move a
+// layers, for a pass that starts inside the cache (its full layers see
+// more than one tileBlock of positions) and whose sliding ring has
+// wrapped, in tasks of one row pair and of tilePairs: they differ only by f32 summation order, which can move a
 // weight's f16 rounding by one step (2^-12 of the largest value).
 func TestTileTasksMatchVector(t *testing.T) {
 	tileSkip(t)
@@ -35,8 +36,8 @@ func TestTileTasksMatchVector(t *testing.T) {
 			e.c.Sliding[L-1] = sliding
 			s := e.NewSeq()
 			V := e.c.Vocab
-			toks := randomTokens(40+37, V, 6)
-			for _, part := range [][]int{toks[:40], toks[40:]} {
+			toks := randomTokens(300+37, V, 6)
+			for _, part := range [][]int{toks[:300], toks[300:]} {
 				if _, err := e.engine.evalSeq(ctx, s, part, LogitsNone, nil); err != nil {
 					t.Fatal(err)
 				}
@@ -48,27 +49,33 @@ func TestTileTasksMatchVector(t *testing.T) {
 			}
 			e.cur.spans, e.cur.layer = []span{sp}, L-1
 			c := &e.c
-			g, QD := c.Heads/c.KVHeads, c.QDim()
-			tg := tileQueries / g
-			for kh := range c.KVHeads {
-				for t0 := 0; t0 < B; t0 += tg {
-					e.attendTiles(0, &sp, &e.tiles[0], kh, t0, min(B, t0+tg))
+			QD := c.QDim()
+			// Tasks of one row pair and of tilePairs (the last one short).
+			per := tileQueries / (c.Heads / c.KVHeads)
+			var gots [][]float32
+			for _, tg := range []int{per, tilePairs * per} {
+				for kh := range c.KVHeads {
+					for t0 := 0; t0 < B; t0 += tg {
+						e.attendTiles(0, &sp, &e.tiles[0], kh, t0, min(B, t0+tg))
+					}
 				}
+				gots = append(gots, slices.Clone(e.att[:B*QD]))
 			}
-			got := slices.Clone(e.att[:B*QD])
 			for kh := range c.KVHeads {
 				for tk := range B {
 					e.attendF16(0, &sp, kh, tk, tk+1)
 				}
 			}
 			want := e.att[:B*QD]
-			d, mx := 0.0, 0.0
-			for i := range want {
-				d, mx = max(d, math.Abs(float64(got[i]-want[i]))), max(mx, math.Abs(float64(want[i])))
-			}
-			t.Logf("%s, last layer sliding %v: max diff %.3g of max %.3g", preset, sliding, d, mx)
-			if d > mx/4096 || mx == 0 {
-				t.Errorf("%s, last layer sliding %v: tile outputs differ from the vector path's by %g (largest output %g)", preset, sliding, d, mx)
+			for k, got := range gots {
+				d, mx := 0.0, 0.0
+				for i := range want {
+					d, mx = max(d, math.Abs(float64(got[i]-want[i]))), max(mx, math.Abs(float64(want[i])))
+				}
+				t.Logf("%s, last layer sliding %v, tasks of %d row pairs: max diff %.3g of max %.3g", preset, sliding, 1+k*(tilePairs-1), d, mx)
+				if d > mx/4096 || mx == 0 {
+					t.Errorf("%s, last layer sliding %v, tasks of %d row pairs: tile outputs differ from the vector path's by %g (largest output %g)", preset, sliding, 1+k*(tilePairs-1), d, mx)
+				}
 			}
 			e.cur.spans = nil
 		}

@@ -237,9 +237,9 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 		e.scores[i] = make([]float32, min(e.maxCtx, 4096))
 		e.rowbuf[i] = make([]float32, width)
 		g := max(1, c.Heads/max(1, c.KVHeads))
-		e.q16[i] = make([]float32, max(attnGroup*g, tileQueries)*c.HeadDim)
+		e.q16[i] = make([]float32, max(attnGroup*g, tilePairs*tileQueries)*c.HeadDim)
 		if kernels.TileAttention() {
-			e.otile[i] = make([]float32, tileQueries*c.HeadDim)
+			e.otile[i] = make([]float32, tilePairs*tileQueries*c.HeadDim)
 		}
 		e.gsc[i] = make([]float32, g*min(e.maxCtx, 4096))
 		e.enc16[i] = make([]byte, 2*c.HeadDim)
@@ -680,7 +680,7 @@ func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 			for i := range spans {
 				tg := e.f16Group(l)
 				if e.tileSpan(&spans[i], l) {
-					tg = tileQueries / (c.Heads / c.KVHeads)
+					tg = e.tileTokens(&spans[i])
 					st := &e.tiles[i]
 					st.first, st.n = e.tileRange(&spans[i], l)
 					if len(st.k) < c.KVHeads {

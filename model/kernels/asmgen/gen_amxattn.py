@@ -26,7 +26,8 @@ A('''//go:build !purego
 // p.npairs pairs of column tiles of B (B tiles of 16 pairs x 16 columns,
 // hi at p.bh, lo p.blo bytes after; the next column tile p.bstep bytes on,
 // the next chunk of K 1024 bytes on), over p.nc chunks of K. C goes to
-// p.out, 32 rows p.ldo bytes apart, 32 columns per pair.
+// p.out, 32 rows p.ldo bytes apart, 32 columns per pair; with p.acc set it
+// is added to what p.out holds (the tiles start from it instead of 0).
 //
 // Registers: SI = A hi of the chunk, R10 = A lo offset, DX = lda, R11 =
 // 16*lda, DI = B hi of the chunk (first column tile of the pair), R12 = B
@@ -50,6 +51,10 @@ mac('DP_00', tdp('bf16ps',4,0,2), 'tdpbf16ps %tmm2,%tmm0,%tmm4')
 mac('DP_01', tdp('bf16ps',5,0,3), 'tdpbf16ps %tmm3,%tmm0,%tmm5')
 mac('DP_10', tdp('bf16ps',6,1,2), 'tdpbf16ps %tmm2,%tmm1,%tmm6')
 mac('DP_11', tdp('bf16ps',7,1,3), 'tdpbf16ps %tmm3,%tmm1,%tmm7')
+mac('LD_00', tileloadd(4,'rcx','rbx',0), 'tileloadd (%rcx,%rbx,1),%tmm4')
+mac('LD_01', tileloadd(5,'rcx','rbx',64), 'tileloadd 0x40(%rcx,%rbx,1),%tmm5')
+mac('LD_10', tileloadd(6,'rax','rbx',0), 'tileloadd (%rax,%rbx,1),%tmm6')
+mac('LD_11', tileloadd(7,'rax','rbx',64), 'tileloadd 0x40(%rax,%rbx,1),%tmm7')
 mac('ST_00', tilestored(4,'rcx','rbx',0), 'tilestored %tmm4,(%rcx,%rbx,1)')
 mac('ST_01', tilestored(5,'rcx','rbx',64), 'tilestored %tmm5,0x40(%rcx,%rbx,1)')
 mac('ST_10', tilestored(6,'rax','rbx',0), 'tilestored %tmm6,(%rax,%rbx,1)')
@@ -72,10 +77,25 @@ TEXT ·amxHalfMul(SB), NOSPLIT, $0-8
 	MOVQ 64(R8), R9
 	MOVQ 80(R8), R15
 pair:
+	MOVQ 88(R8), AX
+	TESTQ AX, AX
+	JNZ accload
 	ZERO_T4
 	ZERO_T5
 	ZERO_T6
 	ZERO_T7
+	JMP pairgo
+accload:
+	MOVQ 72(R8), BX
+	MOVQ R9, CX
+	MOVQ BX, AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	LD_00
+	LD_01
+	LD_10
+	LD_11
+pairgo:
 	MOVQ $64, BX
 	MOVQ 56(R8), R14
 chunk:
