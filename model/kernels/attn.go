@@ -209,6 +209,37 @@ func MatMulF16Strided(w []byte, ws, n, rows int, x []float32, xs, b int, out []f
 	}
 }
 
+// MaxF32 returns the largest element of x (-Inf for none), passing over
+// NaNs: the maximum of a softmax row.
+func MaxF32(x []float32) float32 {
+	mx := float32(math.Inf(-1))
+	n := len(x) &^ 7
+	if cur.maxF32 != nil && n > 0 {
+		mx = cur.maxF32(x[:n])
+	} else {
+		n = 0
+	}
+	for _, v := range x[n:] {
+		if v > mx {
+			mx = v
+		}
+	}
+	return mx
+}
+
+// Scale sets x[i] *= s.
+func Scale(x []float32, s float32) {
+	n := len(x) &^ 7
+	if cur.scale != nil && n > 0 {
+		cur.scale(x[:n], s)
+	} else {
+		n = 0
+	}
+	for i := n; i < len(x); i++ {
+		x[i] *= s
+	}
+}
+
 // ExpSum sets x[i] = exp(x[i]*scale - mx) and returns the sum of the
 // results (in float64): the exponentials of a softmax row whose scaled
 // maximum is mx. The reference form is float32(math.Exp(float64(...)));

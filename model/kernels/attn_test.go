@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -586,4 +587,56 @@ func BenchmarkGELUTableMul(b *testing.B) {
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gvalues/s")
 		})
 	}
+}
+
+// MaxF32 is the Go loop's maximum (NaNs passed over, -Inf for none) and
+// Scale the Go loop's products, bit for bit at every level, for every
+// length up to 40 and a long row, with NaNs, infinities and signed zeros
+// among the values.
+func TestMaxF32Scale(t *testing.T) {
+	r := rand.New(rand.NewPCG(67, 68))
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), math.MaxFloat32, -math.MaxFloat32, 1e-45}
+	var rows [][]float32
+	for n := range 41 {
+		for k := range 3 {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * 10)
+				if k > 0 && r.IntN(4) == 0 {
+					x[i] = specials[r.IntN(len(specials))]
+				}
+				if k == 2 && r.IntN(2) == 0 {
+					x[i] = float32(math.NaN())
+				}
+			}
+			rows = append(rows, x)
+		}
+	}
+	long := make([]float32, 4099)
+	for i := range long {
+		long[i] = float32(r.NormFloat64())
+	}
+	long[3001] = 7 // the maximum in a lane of the second accumulator
+	rows = append(rows, long)
+	forEachLevel(t, func(t *testing.T) {
+		for _, x := range rows {
+			want := float32(math.Inf(-1))
+			for _, v := range x {
+				if v > want {
+					want = v
+				}
+			}
+			if got := MaxF32(x); math.Float32bits(got) != math.Float32bits(want) && !(got == 0 && want == 0) {
+				t.Fatalf("MaxF32(%v) = %v, want %v", x, got, want)
+			}
+			s := float32(r.NormFloat64())
+			y := slices.Clone(x)
+			Scale(y, s)
+			for i, v := range x {
+				if w := v * s; math.Float32bits(y[i]) != math.Float32bits(w) && !(y[i] != y[i] && w != w) {
+					t.Fatalf("Scale(%v, %v)[%d] = %v, want %v", x, s, i, y[i], w)
+				}
+			}
+		}
+	})
 }

@@ -133,6 +133,8 @@ var avx2Table = table{
 		axpyRowsAVX2(&p[0], &v[0], stride, len(p), len(o), &o[0])
 	},
 	roundF16:  func(x []float32) { roundF16AVX2(&x[0], len(x)) },
+	maxF32:    func(x []float32) float32 { return maxAVX2(&x[0], len(x)) },
+	scale:     func(x []float32, s float32) { scaleAVX2(&x[0], len(x), s) },
 	roundBF16: func(x []float32) { roundBF16AVX2(&x[0], len(x)) },
 	encodeF16: func(dst []byte, x []float32) {
 		encodeF16AVX2(&dst[0], &x[0], len(x))
@@ -204,6 +206,12 @@ func geluErfMulAVX2(y, gate, u *float32, n int)
 
 //go:noescape
 func geluTableAVX2(y, gate, u, tab *float32, n int)
+
+//go:noescape
+func maxAVX2(x *float32, n int) float32
+
+//go:noescape
+func scaleAVX2(x *float32, n int, s float32)
 
 //go:noescape
 func q80BlocksAVX2(x *float32, y *quant.BlockQ8_0, n int)

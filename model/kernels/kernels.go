@@ -72,6 +72,10 @@ type table struct {
 	axpyRows func(p, v []float32, stride int, o []float32)
 	// expSum is ExpSum (attn.go); nil runs the float64 exp per element.
 	expSum func(x []float32, scale, mx float32) float64
+	// maxF32 and scale are MaxF32 and Scale for a multiple of 8 elements
+	// (attn.go); nil runs the Go loops.
+	maxF32 func(x []float32) float32
+	scale  func(x []float32, s float32)
 	// roundF16, roundBF16, encodeF16, q80Quant, geluErf and geluTab are
 	// RoundF16, RoundBF16, EncodeF16, QuantizeQ8_0, GELUErfMul and
 	// GELUTableMul (all but QuantizeQ8_0 for a multiple of 8 elements); nil

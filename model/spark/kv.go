@@ -283,16 +283,8 @@ func (e *engine) gatherV(w int, runs []kvRun, kh, j0, m int) []byte {
 // before scaling (scale > 0, so it is the same element and the same
 // product).
 func softmax(row []float32, scale float32) {
-	mx := float32(math.Inf(-1))
-	for _, v := range row {
-		if v > mx {
-			mx = v
-		}
-	}
-	inv := float32(1 / kernels.ExpSum(row, scale, mx*scale))
-	for j := range row {
-		row[j] *= inv
-	}
+	mx := kernels.MaxF32(row)
+	kernels.Scale(row, float32(1/kernels.ExpSum(row, scale, mx*scale)))
 }
 
 // State is the KV cache of a token sequence, enough to resume after it
