@@ -409,23 +409,32 @@ func TestLlamaCppLogits(t *testing.T) {
 // the comparison's bounds for that (the tanh/erf column), with the same
 // top-1 everywhere. Measured: f32 weights 0.013-0.021, f16 0.026, bf16 0.16,
 // Q8_0 0.54, Q4_K_M 0.76, Q6_K 0.68. (References made with --kv f16 would
-// allow the table column; regen.sh needs the peer toolkit.)
+// allow the table column; regen.sh needs the peer toolkit.) Each case in
+// passes of 16 tokens and in one pass: where the level has tile attention
+// (amx) the one pass of a 55- or 315-token case takes it.
 func TestLlamaCppLogitsF16KV(t *testing.T) {
 	idx := loadRefIndex(t)
 	bounds := map[string]float64{"f32": 0.03, "f16": 0.04, "bf16": 0.2, "q8_0": 0.6, "q4_k_m": 0.8, "q6_k": 0.8}
 	for _, c := range idx.Cases {
 		seq, want := c.load(t)
 		m := randomModel(t, c.Preset, c.Type, c.Seed)
-		e, _ := NewEngine(m, Options{GELU: GELUTable, Batch: 16, KV: KVF16})
-		got, err := e.Eval(context.Background(), seq, LogitsAll)
-		e.Close()
-		if err != nil {
-			t.Fatal(err)
+		batches := []int{16}
+		if len(seq) > 16 {
+			batches = append(batches, len(seq))
 		}
-		d, dis := refStats(got, want, c.NVocab, 2*bounds[c.Type])
-		t.Logf("%-22s kv=f16 max|diff| %.4g", c.Name, d)
-		if d > bounds[c.Type] || len(dis) > 0 {
-			t.Errorf("%s kv=f16: max |engine - llama.cpp| = %.4g > %.4g, top-1 differs at %v", c.Name, d, bounds[c.Type], dis)
+		for _, batch := range batches {
+			e, _ := NewEngine(m, Options{GELU: GELUTable, Batch: batch, KV: KVF16})
+			tiles := e.tileSpan(&span{n: min(len(seq), e.opts.Batch)}, 0)
+			got, err := e.Eval(context.Background(), seq, LogitsAll)
+			e.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, dis := refStats(got, want, c.NVocab, 2*bounds[c.Type])
+			t.Logf("%-22s kv=f16 batch %3d (tile attention %v) max|diff| %.4g", c.Name, batch, tiles, d)
+			if d > bounds[c.Type] || len(dis) > 0 {
+				t.Errorf("%s kv=f16 batch %d: max |engine - llama.cpp| = %.4g > %.4g, top-1 differs at %v", c.Name, batch, d, bounds[c.Type], dis)
+			}
 		}
 	}
 }
