@@ -142,6 +142,7 @@ chunk:
 	TILERELEASE
 	RET
 
+
 // func splitF32BF16(hi, lo *uint16, src *float32, n int): the bf16 high
 // and low parts of n floats (n a multiple of 16): hi rounded to nearest
 // even in integer arithmetic (the Go assembler has no VCVTNEPS2BF16), lo
@@ -177,6 +178,7 @@ sloop:
 	VZEROUPPER
 sdone:
 	RET
+
 
 // func splitF16BF16(hi, lo *uint16, src *byte, n int): splitF32BF16 of n
 // little-endian halves (n a multiple of 16).

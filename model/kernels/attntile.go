@@ -103,19 +103,31 @@ func splitBF16(x float32) (hi, lo uint16) {
 // each 32 halves of k a 1 KiB tile of 16 pairs x 16 rows, hi tiles then lo
 // tiles, 64-byte aligned.
 type HalfTiles struct {
-	buf      []byte
+	buf      []byte // the memory in use: own or the caller's
+	own      []byte
 	off      int
 	n32, k32 int
 }
 
+// HalfTilesBytes is the memory a HalfTiles of n rows of k halves takes.
+func HalfTilesBytes(n, k int) int { return 4*((n+31)&^31)*((k+31)&^31) + 64 }
+
 // Reset makes t an n x k matrix (both padded to multiples of 32), whose
-// rows Pack fills; its memory is reused.
-func (t *HalfTiles) Reset(n, k int) {
+// rows Pack fills, in mem when it holds HalfTilesBytes(n, k) bytes (t
+// then uses the caller's memory until the next Reset), else in memory of
+// its own, reused.
+func (t *HalfTiles) Reset(n, k int, mem []byte) {
 	if n < 0 || k < 0 {
 		panic(fmt.Sprintf("kernels: HalfTiles.Reset(%d, %d)", n, k))
 	}
 	t.n32, t.k32 = (n+31)&^31, (k+31)&^31
-	t.buf = grow(t.buf, 4*t.n32*t.k32+64)
+	need := HalfTilesBytes(n, k)
+	if len(mem) >= need {
+		t.buf = mem[:need]
+	} else {
+		t.buf = grow(t.own, need)
+		t.own = t.buf
+	}
 	t.off = int((64 - uintptr(unsafe.Pointer(&t.buf[0]))&63) & 63)
 }
 

@@ -30,9 +30,9 @@ const (
 	// vector attention, and a span of fewer tokens makes too few tasks
 	// (32/g tokens each) to share among the threads.
 	tileMinTokens = 32
-	// tileMaxPositions bounds the positions a span's converted keys and
-	// values hold (8 bytes an element: 32 MiB a span at 8,192 positions for
-	// the 1.7B): longer spans take the vector path.
+	// tileMaxPositions bounds the positions the converted keys and values
+	// of a pass's tile spans hold together (tileArenaBytes: 32 MiB for the
+	// 1.7B); spans beyond it take the vector path.
 	tileMaxPositions = 8192
 )
 
@@ -52,8 +52,69 @@ func (e *engine) tileSpan(sp *span, l int) bool {
 		g > tileQueries || tileQueries%g != 0 || c.HeadDim%32 != 0 {
 		return false
 	}
-	first, _ := e.tileRange(sp, l)
-	return sp.p0+sp.n-first <= tileMaxPositions
+	_, n := e.tileRange(sp, l)
+	return n <= e.tileBudget()
+}
+
+// tileBudget is tileMaxPositions (or the tests' Options.tileBudget).
+func (e *engine) tileBudget() int {
+	if e.opts.tileBudget > 0 {
+		return e.opts.tileBudget
+	}
+	return tileMaxPositions
+}
+
+// tileArenaBytes is the memory of the converted keys and values of a pass
+// at most: tileMaxPositions of every KV head, in bf16 hi and lo parts.
+func tileArenaBytes(c *Config) int {
+	return c.KVHeads * (kernels.HalfTilesBytes(tileMaxPositions, c.HeadDim) + kernels.HalfTilesBytes(c.HeadDim, tileMaxPositions))
+}
+
+// planTiles decides which spans of the pass take tile attention in layer
+// l (eligible ones, in order, while their positions fit tileMaxPositions
+// together), lays out their tiles in one arena (so what the engine keeps
+// is bounded by tileArenaBytes whatever the passes' spans) and returns the
+// pack chunks of stepPack.
+func (e *engine) planTiles(spans []span, l int) (packs int) {
+	c := &e.c
+	hd := c.HeadDim
+	e.tileIdx = e.tileIdx[:0]
+	e.spanTile = grow(e.spanTile, len(spans))
+	clear(e.spanTile)
+	if len(e.tiles) < len(spans) {
+		e.tiles = append(e.tiles, make([]spanTiles, len(spans)-len(e.tiles))...)
+	}
+	total, need := 0, 0
+	for i := range spans {
+		if !e.tileSpan(&spans[i], l) {
+			continue
+		}
+		_, n := e.tileRange(&spans[i], l)
+		if total+n > e.tileBudget() {
+			continue
+		}
+		total += n
+		need += c.KVHeads * (kernels.HalfTilesBytes(n, hd) + kernels.HalfTilesBytes(hd, n))
+		e.spanTile[i] = true
+		e.tileIdx = append(e.tileIdx, i)
+	}
+	e.tileMem = grow(e.tileMem, need)
+	off := 0
+	carve := func(n int) []byte { off += n; return e.tileMem[off-n : off] }
+	for _, i := range e.tileIdx {
+		st := &e.tiles[i]
+		st.first, st.n = e.tileRange(&spans[i], l)
+		if len(st.k) < c.KVHeads {
+			st.k, st.v = make([]kernels.HalfTiles, c.KVHeads), make([]kernels.HalfTiles, c.KVHeads)
+		}
+		for kh := range c.KVHeads {
+			st.k[kh].Reset(st.n, hd, carve(kernels.HalfTilesBytes(st.n, hd)))
+			st.v[kh].Reset(hd, st.n, carve(kernels.HalfTilesBytes(hd, st.n)))
+		}
+		nk, nv := e.packChunks(st.n)
+		packs += c.KVHeads * (nk + nv)
+	}
+	return packs
 }
 
 // tileRange returns the first position a token of sp sees in layer l and

@@ -144,3 +144,44 @@ func TestTileAttentionEngine(t *testing.T) {
 		}
 	}
 }
+
+// The spans of one pass share the tile arena while their positions fit
+// the budget together; a span beyond it takes the vector path; each
+// span's logits are what it gets alone.
+func TestTileSpansShareArena(t *testing.T) {
+	tileSkip(t)
+	ctx := context.Background()
+	m := randomModel(t, "gqa", "f32", 15)
+	V := m.Config.Vocab
+	p1, p2 := randomTokens(40, V, 8), randomTokens(70, V, 9)
+	alone := func(p []int) []float32 {
+		e, _ := NewEngine(m, Options{KV: KVF16, Batch: 70, vectorAttention: true})
+		return evalAll(t, e, p)
+	}
+	want1, want2 := alone(p1), alone(p2)
+	for _, c := range []struct {
+		budget int
+		tiles  []bool
+	}{{110, []bool{true, true}}, {100, []bool{true, false}}, {39, []bool{false, false}}} {
+		e, _ := NewEngine(m, Options{KV: KVF16, Batch: 70, tileBudget: c.budget})
+		s1, s2 := e.NewSeq(), e.NewSeq()
+		works := []Work{{Seq: s1, Tokens: p1, Logits: LogitsAll}, {Seq: s2, Tokens: p2, Logits: LogitsAll}}
+		if err := e.Step(ctx, works); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(e.spanTile[:2], c.tiles) {
+			t.Errorf("budget %d: spans on tiles %v, want %v", c.budget, e.spanTile[:2], c.tiles)
+		}
+		// The budget's positions, each span padded to a multiple of 32.
+		hd, pos := m.Config.HeadDim, c.budget+31*len(c.tiles)
+		if len(e.tileMem) > m.Config.KVHeads*(kernels.HalfTilesBytes(pos, hd)+kernels.HalfTilesBytes(hd, pos))+128*len(c.tiles) {
+			t.Errorf("budget %d: the arena holds %d bytes", c.budget, len(e.tileMem))
+		}
+		d := max(maxDiff32(works[0].Out, want1), maxDiff32(works[1].Out, want2))
+		t.Logf("budget %d: spans on tiles %v, logits within %.3g of each span's alone", c.budget, e.spanTile[:2], d)
+		if d > 1e-2 {
+			t.Errorf("budget %d: logits differ from each span's alone by %.3g", c.budget, d)
+		}
+		runtime.KeepAlive(e)
+	}
+}

@@ -58,8 +58,9 @@ type Options struct {
 	// slack overrides RingSlack (tests use tiny rings to exercise wrapping).
 	slack int
 	// vectorAttention keeps prefill attention off the tiles (tests compare
-	// the two paths).
+	// the two paths); tileBudget overrides tileMaxPositions.
 	vectorAttention bool
+	tileBudget      int
 }
 
 // repackFirstTokens is the prompt length from which Eval waits for a
@@ -181,8 +182,10 @@ type engine struct {
 	rowSpan                               []int32     // row -> index in spans
 	taskEnd                               []int       // attention: tasks of spans[:i+1]
 	spanTG                                []int       // f16 attention: tokens per task of each span
-	tiles                                 []spanTiles // tile attention: each span's converted KV
-	tileIdx                               []int       // tile attention: the spans that take it
+	spanTile                              []bool      // tile attention: the spans that take it
+	tileIdx                               []int       // ... their indices
+	tiles                                 []spanTiles // ... their converted keys and values (in tileMem)
+	tileMem                               []byte
 	one                                   [1]span
 
 	// cur is the dispatch the pool is running or ran last.
@@ -672,27 +675,13 @@ func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 			}
 		}
 		if e.opts.KV == KVF16 {
-			e.taskEnd, e.spanTG, e.tileIdx = e.taskEnd[:0], e.spanTG[:0], e.tileIdx[:0]
-			if len(e.tiles) < len(spans) {
-				e.tiles = append(e.tiles, make([]spanTiles, len(spans)-len(e.tiles))...)
-			}
-			n, packs := 0, 0
+			e.taskEnd, e.spanTG = e.taskEnd[:0], e.spanTG[:0]
+			packs := e.planTiles(spans, l)
+			n := 0
 			for i := range spans {
 				tg := e.f16Group(l)
-				if e.tileSpan(&spans[i], l) {
+				if e.spanTile[i] {
 					tg = e.tileTokens(&spans[i])
-					st := &e.tiles[i]
-					st.first, st.n = e.tileRange(&spans[i], l)
-					if len(st.k) < c.KVHeads {
-						st.k, st.v = make([]kernels.HalfTiles, c.KVHeads), make([]kernels.HalfTiles, c.KVHeads)
-					}
-					for kh := range c.KVHeads {
-						st.k[kh].Reset(st.n, c.HeadDim)
-						st.v[kh].Reset(c.HeadDim, st.n)
-					}
-					nk, nv := e.packChunks(st.n)
-					packs += c.KVHeads * (nk + nv)
-					e.tileIdx = append(e.tileIdx, i)
 				}
 				e.spanTG = append(e.spanTG, tg)
 				n += c.KVHeads * ((spans[i].n + tg - 1) / tg)
@@ -903,7 +892,7 @@ func (e *engine) doAttn(w, task int) {
 		ng := (sp.n + tg - 1) / tg
 		kh, t0 := task/ng, sp.t0+task%ng*tg
 		t1 := min(sp.t0+sp.n, t0+tg)
-		if e.tileSpan(sp, l) {
+		if e.spanTile[i] {
 			e.attendTiles(w, sp, &e.tiles[i], kh, t0, t1)
 		} else {
 			e.attendF16(w, sp, kh, t0, t1)

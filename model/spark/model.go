@@ -283,8 +283,10 @@ func (c *Config) KVBytes(ctx int) int64 { return c.KVBytesOf(ctx, KVF16) }
 
 // ScratchBytes estimates the engine's activation buffers for a prefill
 // chunk of batch tokens (float32), including one vocabulary row of logits
-// per worker-sized scratch.
+// per worker-sized scratch, and the converted keys and values of tile
+// attention at most (counted on every CPU: a model that fits does not
+// stop fitting on one with AMX).
 func ScratchBytes(c Config, batch int) int64 {
 	per := int64(2*c.Hidden+c.QKVRows()+c.Heads+c.QDim()+c.Hidden+3*c.FFN) * 4
-	return per*int64(batch) + int64(c.Vocab)*4*2 + int64(max(c.Hidden, c.FFN, c.QDim()))*4*int64(batch)
+	return per*int64(batch) + int64(c.Vocab)*4*2 + int64(max(c.Hidden, c.FFN, c.QDim()))*4*int64(batch) + int64(tileArenaBytes(&c))
 }
