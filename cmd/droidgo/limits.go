@@ -4,12 +4,12 @@ import (
 	"fmt"
 
 	"github.com/droidgo/droidgo/config"
+	"github.com/droidgo/droidgo/model/spark"
 )
 
-// maxBatch is the engine's largest prefill chunk: its sliding-window
-// caches keep 256 positions of slack, and a chunk may use them all plus
-// one. The engine would cut a larger --batch down silently.
-const maxBatch = 257
+// maxBatch is the engine's largest prefill chunk (spark.MaxBatch), which
+// would cut a larger --batch down silently.
+const maxBatch = spark.MaxBatch
 
 // checkThreads checks a --threads value against the one limit of the
 // threads setting (config.MaxThreads), the same as the configuration file

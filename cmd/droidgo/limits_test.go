@@ -46,8 +46,8 @@ func TestFlagLimits(t *testing.T) {
 		// model chat's --temp and --top-p are the sampling settings' ranges.
 		{[]string{"model", "chat", tiny, "--temp", "2.5"}, "--temp must be at most 2, not 2.5"},
 		{[]string{"model", "chat", tiny, "--top-p", "0"}, "--top-p must be more than 0, not 0"},
-		{[]string{"model", "bench", tiny, "--batch", "258"}, "--batch must be between 0 (the engine's default) and 257, not 258"},
-		{[]string{"model", "logits", tiny, "--tokens", "1", "--batch", "1000"}, "--batch must be between 0 (the engine's default) and 257"},
+		{[]string{"model", "bench", tiny, "--batch", "514"}, "--batch must be between 0 (the engine's default) and 513, not 514"},
+		{[]string{"model", "logits", tiny, "--tokens", "1", "--batch", "1000"}, "--batch must be between 0 (the engine's default) and 513"},
 		{[]string{"model", "info", tiny, "--ctx", "9223372036854775807"}, "exceeds the model's context length"},
 		{[]string{"model", "info", tiny, "--ctx", "1000000"}, "exceeds the model's context length"},
 	}

@@ -107,7 +107,7 @@ after an untimed one). --json then prints exactly
 	f.IntVarP(&o.depth, "n-depth", "d", 0, "tokens of context before each test (prefilled once, untimed)")
 	o.cores.add(f)
 	f.IntVarP(&o.reps, "repetitions", "r", 3, "timed repetitions of each test")
-	f.IntVar(&o.batch, "batch", 0, "prefill chunk: tokens per pass through the layers (0: 256 with matrix-matrix kernels, else 64)")
+	f.IntVar(&o.batch, "batch", 0, "prefill chunk: tokens per pass through the layers (0: 512 at the amx level, 256 with other matrix-matrix kernels, else 64)")
 	f.BoolVar(&o.json, "json", false, "print one JSON object")
 	f.BoolVar(&o.preload, "preload", false, "copy the weights into anonymous (huge-page) memory at load instead of reading the file mapping (no repacking)")
 	f.BoolVar(&o.repack, "repack", true, "interleave the Q4_K and Q6_K matrices into 8-row groups in the background after loading, for the faster kernels (the timed tests wait for it)")

@@ -31,7 +31,7 @@ func (ef *engineFlags) add(c *cobra.Command) {
 	ef.cores.add(f)
 	f.StringVar(&ef.gelu, "gelu", "erf", "GELU: erf (reference), tanh, or table (llama.cpp's fp16 table)")
 	f.BoolVar(&ef.floatActs, "float-activations", false, "use unrounded float32 activations instead of llama.cpp's per-type rounding")
-	f.IntVar(&ef.batch, "batch", 0, "prefill chunk size (0: the engine's default, 256 with matrix-matrix kernels, else 64)")
+	f.IntVar(&ef.batch, "batch", 0, "prefill chunk size (0: the engine's default, 512 at the amx level, 256 with other matrix-matrix kernels, else 64)")
 	f.BoolVar(&ef.jsonOutput, "json", false, "print JSON")
 }
 

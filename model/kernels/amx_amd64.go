@@ -331,7 +331,7 @@ func amxLevel(below table) (level, error) {
 	t.q6kmm, t.q6kx8mm = q6kAMX, q6kx8AMX
 	t.bf16mm = bf16AMX
 	t.halfMul, t.halfPack, t.halfSplit = halfMulAMX, halfPackAMX, halfSplitAVX512
-	return level{name: "amx", tab: t}, nil
+	return level{name: "amx", tab: t, prefill: 512}, nil
 }
 
 // amxTok is where amxTileQ8K writes one token tile's block.

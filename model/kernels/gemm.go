@@ -177,9 +177,14 @@ func useGemm(mm bool, kind string, wlen, rows, elemBytes, alen, b, olen, ldo int
 // PrefillBatch is the prefill chunk (tokens per pass through the layers)
 // the current level wants: 256 where matrix-matrix kernels exist, whose
 // per-tile weight unpacking is repaid by more tokens (AMX Q4_K: ~230 GMAC/s
-// at 64 tokens, ~280 at 256 on one Sapphire-Rapids-class core), else 64.
+// at 64 tokens, ~280 at 256 on one Sapphire-Rapids-class core), 512 at the
+// amx level (Q4_K_M pp2048 1.15-1.24x of 256's in three interleaved pairs,
+// docs/PERFORMANCE.md), else 64.
 func PrefillBatch() int {
-	if cur.q4kx8mm != nil || cur.q4kmm != nil || cur.q80mm != nil {
+	switch {
+	case curPrefill > 0:
+		return curPrefill
+	case cur.q4kx8mm != nil || cur.q4kmm != nil || cur.q80mm != nil:
 		return 256
 	}
 	return 64

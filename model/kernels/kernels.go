@@ -128,6 +128,8 @@ type level struct {
 	// could not be, checked.
 	invariant bool
 	variant   []product
+	// prefill is PrefillBatch where the level sets it (0: by its kernels).
+	prefill int
 }
 
 // product is one kind of weight matrix: a type in the file's layout or,
@@ -143,6 +145,7 @@ var (
 	curISA       string
 	curInvariant bool
 	curVariant   []product
+	curPrefill   int
 	envErr       error // what is wrong with DROIDGO_ISA, or nil
 )
 
@@ -199,7 +202,7 @@ func (e *ISAError) Error() string {
 func EnvError() error { return envErr }
 
 func use(l level) {
-	cur, curISA, curInvariant, curVariant = l.tab, l.name, l.invariant, l.variant
+	cur, curISA, curInvariant, curVariant, curPrefill = l.tab, l.name, l.invariant, l.variant, l.prefill
 }
 
 // ISA reports the instruction-set level in use, e.g. "avx2" or "dotprod".

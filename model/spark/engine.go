@@ -16,8 +16,14 @@ import (
 // ringSlack is how many positions a sliding layer's ring holds beyond the
 // window. It bounds the prefill chunk (a chunk must not overwrite keys its
 // own first query still sees) and how far back Truncate can go without
-// recomputing.
-const ringSlack = 256
+// recomputing. 512 holds the amx level's chunk (kernels.PrefillBatch); it
+// costs 2 KiB a position a sliding layer (f16), 21 MiB for the 1.7B.
+const ringSlack = 512
+
+// MaxBatch is the largest prefill chunk of an engine with the default
+// ring slack (Options.RingSlack unset): a chunk may use all of it plus
+// one.
+const MaxBatch = ringSlack + 1
 
 func ringSize(window int) int { return window + ringSlack }
 
@@ -40,14 +46,15 @@ type Options struct {
 	// which integer kernels need.
 	FloatActivations bool
 	// Batch is the prefill chunk: how many prompt tokens go through each
-	// layer together (default kernels.PrefillBatch: 256 with matrix-matrix
-	// kernels, 64 without; at most RingSlack+1).
+	// layer together (default kernels.PrefillBatch: 512 at the amx level,
+	// 256 with other matrix-matrix kernels, 64 without; at most
+	// RingSlack+1).
 	Batch int
 	// MaxContext bounds the number of cached positions (default: the
 	// model's context length).
 	MaxContext int
 	// RingSlack is how many positions the sliding-window layers keep
-	// beyond their window (default 256). Truncate and Reuse can cut the
+	// beyond their window (default 512). Truncate and Reuse can cut the
 	// cache back by about this many positions without recomputing it; an
 	// agent whose prompts change after a long fixed prefix wants more.
 	// Memory grows only as positions are used.

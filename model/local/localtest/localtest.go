@@ -34,8 +34,8 @@ var richVocab []byte
 // thousand tokens prefills in well under a second.
 //
 // Window is larger than any test prompt: the engine's sliding-window ring
-// holds Window+256 positions, so with the real model's 512 a new prompt can
-// reuse the cache only if it diverges at most ~257 positions before the end
+// holds Window+512 positions, so with the real model's 512 a new prompt can
+// reuse the cache only if it diverges at most ~513 positions before the end
 // of what is cached. A test that wants to see that limit sets a small
 // Window.
 func Config() spark.Config {
