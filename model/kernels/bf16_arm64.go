@@ -9,7 +9,7 @@ package kernels
 // returned as it is.
 func bf16Table(t table) table {
 	if hasBF16() {
-		t.bf16mm = gemmBF16Of(bf16MM)
+		t.bf16mm = bf16MM
 		t.bf16 = bf16MV
 		t.bf164 = bf16MVx4
 	}

@@ -129,11 +129,12 @@ type laid struct {
 type layoutKind uint8
 
 const (
-	layoutNone   layoutKind = iota
-	layoutAMXQK             // amx: Q8_K quants in tile order, scales, sums of 32
-	layoutAMXBF             // amx: rows narrowed to bf16
-	layoutSums32            // avx512, avxvnni: sums of 32 quants, token-major
-	layoutQuads             // arm64 i8mm: Q8_K blocks packed in token quads
+	layoutNone      layoutKind = iota
+	layoutAMXQK                // amx: Q8_K quants in tile order, scales, sums of 32
+	layoutAMXBF                // amx: rows narrowed to bf16
+	layoutSums32               // avx512, avxvnni: sums of 32 quants, token-major
+	layoutQuads                // arm64 i8mm: Q8_K blocks packed in token quads
+	layoutQuadsBF16            // arm64 i8mm with FEAT_BF16: rows packed in token quads
 )
 
 func (l *laid) reset() { l.once = sync.Once{} }

@@ -70,14 +70,20 @@ func i8mmTable(t table) table {
 // x8pack_arm64.s: whole token quads 16 k at a time, whole row quads 8 k at
 // a time) and the rest by the Go packers bf16ActsGo and bf16QuadGo, which
 // are the tests' reference for the whole of both.
-func bf16MM(w []byte, rows int, x []float32, b int, out []float32, ldo int) {
+//
+// The packed activations are built once per batch (layoutQuadsBF16), not
+// once per row chunk of every product.
+func bf16MM(w []byte, rows int, xb *BF16Batch, out []float32, ldo int) {
+	x, b := xb.x, xb.b
 	n := len(x) / b
 	nc := (n + 3) / 4
-	acts := getBuf((b + 3) / 4 * nc * mmChunk)
-	defer mmPool.Put(acts)
-	bf16Acts(*acts, x, b, n, nc)
+	acts := xb.get(layoutQuadsBF16, func(dst []byte) []byte {
+		dst = grow(dst, (b+3)/4*nc*mmChunk)
+		bf16Acts(dst, x, b, n, nc)
+		return dst
+	})
 	rb := 2 * n
-	mmla(rows, b, nc, mmChunk, mmChunk, *acts, out, ldo, bf16MMLA, nil, func(dst []byte, r0, nr int) {
+	mmla(rows, b, nc, mmChunk, mmChunk, acts, out, ldo, bf16MMLA, nil, func(dst []byte, r0, nr int) {
 		bf16Quad(dst, w, r0, nr, rb, nc)
 	})
 }
