@@ -631,6 +631,14 @@ func pack16Q6K(g, src []byte, rb int, planes *[256]byte) {
 //go:noescape
 func amxBF16(p *amxArgs)
 
+// packTileBF16 lays out 32 bf16s of each of 16 rows (row r at src[r*rb:])
+// as a B tile of TDPBF16PS at t (1 KiB): tile row p holds elements 2p and
+// 2p+1 of each of the 16 rows, side by side.
+func packTileBF16(t, src []byte, rb int) {
+	transposeD16(&t[0], &t[32], 64, &src[0], rb)
+	transposeD16(&t[512], &t[544], 64, &src[32], rb)
+}
+
 //go:noescape
 func amxBF16x2(p *amxArgs)
 
@@ -690,8 +698,7 @@ func bf16AMX(w []byte, rows int, xb *BF16Batch, out []float32, ldo int) {
 	pack := func(bt []byte, src []byte) {
 		for c := 0; c < full; c++ {
 			t := bt[1024*c:]
-			transposeD16(&t[0], &t[32], 64, &src[64*c], rb)
-			transposeD16(&t[512], &t[512+32], 64, &src[64*c+32], rb)
+			packTileBF16(t, src[64*c:], rb)
 		}
 		if full < nc {
 			clear(tail[:])
@@ -699,8 +706,7 @@ func bf16AMX(w []byte, rows int, xb *BF16Batch, out []float32, ldo int) {
 				copy(tail[64*r:64*r+rb-64*full], src[r*rb+64*full:(r+1)*rb])
 			}
 			t := bt[1024*full:]
-			transposeD16(&t[0], &t[32], 64, &tail[0], 64)
-			transposeD16(&t[512], &t[512+32], 64, &tail[32], 64)
+			packTileBF16(t, tail[:], 64)
 		}
 	}
 	pk1 := align64(&s.grp, 1024*nc)

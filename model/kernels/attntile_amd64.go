@@ -69,9 +69,8 @@ func halfMulAMX(a []float32, lda, m int, b *HalfTiles, j0, j1, k0, k1 int, out [
 }
 
 // halfPackAMX transposes the stage's hi then lo rows into B tiles of t
-// from row r0: the tile of rows 16g.. and halves 32c.. at
-// 1024*(g*k32/32+c) of a plane, its row p holding halves 2p and 2p+1 of
-// each of the 16 rows.
+// from row r0 (packTileBF16): the tile of rows 16g.. and halves 32c.. at
+// 1024*(g*k32/32+c) of a plane.
 func halfPackAMX(t *HalfTiles, s *HalfStage, r0 int) {
 	sm, tm := 2*s.n32*s.k32, 2*t.n32*t.k32 // bytes of a plane
 	rb, nc := 2*s.k32, s.k32/32
@@ -80,10 +79,7 @@ func halfPackAMX(t *HalfTiles, s *HalfStage, r0 int) {
 		src, d := s.buf[pl*sm:], dst[pl*tm+r0/16*nc*1024:]
 		for g := 0; g < s.n32/16; g++ {
 			for c := 0; c < nc; c++ {
-				t := d[(g*nc+c)*1024:]
-				r := src[16*g*rb+64*c:]
-				transposeD16(&t[0], &t[32], 64, &r[0], rb)
-				transposeD16(&t[512], &t[544], 64, &r[32], rb)
+				packTileBF16(d[(g*nc+c)*1024:], src[16*g*rb+64*c:], rb)
 			}
 		}
 	}

@@ -16,8 +16,9 @@ import (
 // ringSlack is how many positions a sliding layer's ring holds beyond the
 // window. It bounds the prefill chunk (a chunk must not overwrite keys its
 // own first query still sees) and how far back Truncate can go without
-// recomputing. 512 holds the amx level's chunk (kernels.PrefillBatch); it
-// costs 2 KiB a position a sliding layer (f16), 21 MiB for the 1.7B.
+// recomputing. 512 holds the amx level's chunk (kernels.PrefillBatch); a
+// slot costs 2 KiB a sliding layer (f16 K and V): 21 MiB of slack for the
+// 1.7B, 10.5 more than at 256.
 const ringSlack = 512
 
 // MaxBatch is the largest prefill chunk of an engine with the default
