@@ -51,6 +51,72 @@ q80pack:
 	VZEROUPPER
 	RET
 
+// func q80packX8(src *byte, g1 int, nb int, dst *byte, dstride int, ws *float32, wstride int, bias uint32)
+//
+// The same tile from two 8-row groups of the interleaved layout (repack.go;
+// the second group g1 bytes after the first): step k of a block is already
+// dword r = 4 weights of row r, so the tile's vector k is the two groups'
+// step k side by side, XORed with bias (0x80808080 for the VNNI kernel, 0
+// for the AMX one). Block b's 512 weight bytes go to dst + dstride*b, its
+// 16 float scales to ws + wstride*b.
+TEXT ·q80packX8(SB), NOSPLIT, $0-60
+	MOVQ src+0(FP), SI
+	MOVQ g1+8(FP), BX
+	ADDQ SI, BX
+	MOVQ nb+16(FP), CX
+	MOVQ dst+24(FP), DI
+	MOVQ dstride+32(FP), R8
+	MOVQ ws+40(FP), DX
+	MOVQ wstride+48(FP), R9
+	MOVL bias+56(FP), AX
+	VPBROADCASTD AX, Z31
+
+q80packx8:
+	VMOVDQU 16(SI), Y0
+	VINSERTI64X4 $1, 16(BX), Z0, Z0
+	VPXORD Z31, Z0, Z0
+	VMOVDQU64 Z0, 0(DI)
+	VMOVDQU 48(SI), Y1
+	VINSERTI64X4 $1, 48(BX), Z1, Z1
+	VPXORD Z31, Z1, Z1
+	VMOVDQU64 Z1, 64(DI)
+	VMOVDQU 80(SI), Y2
+	VINSERTI64X4 $1, 80(BX), Z2, Z2
+	VPXORD Z31, Z2, Z2
+	VMOVDQU64 Z2, 128(DI)
+	VMOVDQU 112(SI), Y3
+	VINSERTI64X4 $1, 112(BX), Z3, Z3
+	VPXORD Z31, Z3, Z3
+	VMOVDQU64 Z3, 192(DI)
+	VMOVDQU 144(SI), Y4
+	VINSERTI64X4 $1, 144(BX), Z4, Z4
+	VPXORD Z31, Z4, Z4
+	VMOVDQU64 Z4, 256(DI)
+	VMOVDQU 176(SI), Y5
+	VINSERTI64X4 $1, 176(BX), Z5, Z5
+	VPXORD Z31, Z5, Z5
+	VMOVDQU64 Z5, 320(DI)
+	VMOVDQU 208(SI), Y6
+	VINSERTI64X4 $1, 208(BX), Z6, Z6
+	VPXORD Z31, Z6, Z6
+	VMOVDQU64 Z6, 384(DI)
+	VMOVDQU 240(SI), Y7
+	VINSERTI64X4 $1, 240(BX), Z7, Z7
+	VPXORD Z31, Z7, Z7
+	VMOVDQU64 Z7, 448(DI)
+	VCVTPH2PS (SI), Y8
+	VCVTPH2PS (BX), Y9
+	VMOVUPS Y8, (DX)
+	VMOVUPS Y9, 32(DX)
+	ADDQ $272, SI
+	ADDQ $272, BX
+	ADDQ R8, DI
+	ADDQ R9, DX
+	DECQ CX
+	JNZ  q80packx8
+	VZEROUPPER
+	RET
+
 #define Q80W(k, R, S) \
 	VMOVDQU64 (64*(k))(SI), R \
 	VMOVDQU64 (576+64*(k))(SI), S

@@ -14,7 +14,9 @@
 # VPMADDUBSW pair saturates). The
 # twin lets every AVX2 host test the kernels' logic against the references;
 # the VNNI form itself is tested where the CPU has AVX-VNNI, natively or
-# under an emulator (TestEmulatedX86).
+# under an emulator (TestEmulatedX86). The Q8_0 kernels are written a third
+# time with the EVEX form of VPDPBUSD on ymm registers (the Go assembler
+# knows it): the avx512 level's kernels for the interleaved Q8_0 layout.
 import os, sys
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -40,6 +42,11 @@ def vnni(kind, acc, v, rm, emu, tmp, tmp2=None):
     form needs the unsigned bytes below 128 unless tmp2 is given: then they
     are taken apart into their low 7 bits and bit 7, so that no VPMADDUBSW
     pair saturates for any byte (the signed ones are never -128 here)."""
+    if emu == "evex":
+        # The EVEX form on ymm registers (AVX512_VNNI + AVX512VL), which the
+        # Go assembler knows: the avx512 level's copies of these kernels.
+        e(f"VPDP{kind.upper()} Y{rm}, Y{v}, Y{acc}")
+        return
     if emu:
         if kind == "busd" and tmp2 is not None:
             for t, mask in ((tmp, "vn7f"), (tmp2, "vn80")):
@@ -292,11 +299,13 @@ def q80x8(name, emu):
     e("VCVTPH2PS 0(SI), Y10")
     e("MOVQ DI, AX"); e("MOVQ R13, R12"); e(f"LEAQ {FSUM}(R14), R10"); e("MOVQ 48(R8), CX")
     e(f"{name}tok:")
-    e("VPBROADCASTD (R12), Y9")
+    # Two chains of 4 (Y9, Y14): a chain of 8 VPDPBUSD waits 8 latencies
+    # per token and block; the sums are integers, so the result is the same.
+    e("VPBROADCASTD (R12), Y9"); e("VPXOR Y14, Y14, Y14")
     for i in range(8):
         e(f"VPBROADCASTD {4 + 4 * i}(AX), Y8")
-        vnni("busd", 9, i, 8, emu, 12, 13)
-    e("VCVTDQ2PS Y9, Y9"); e("VBROADCASTSS (AX), Y8"); e("VMULPS Y8, Y10, Y8")
+        vnni("busd", 9 if i % 2 == 0 else 14, i, 8, emu, 12, 13)
+    e("VPADDD Y14, Y9, Y9"); e("VCVTDQ2PS Y9, Y9"); e("VBROADCASTSS (AX), Y8"); e("VMULPS Y8, Y10, Y8")
     e("VMOVUPS (R10), Y11"); e("VFMADD231PS Y9, Y8, Y11"); e("VMOVUPS Y11, (R10)")
     e("ADDQ R9, AX"); e("ADDQ R11, R12"); e("ADDQ $32, R10"); e("DECQ CX"); e(f"JNZ {name}tok")
     e("ADDQ $272, SI"); e("ADDQ $36, DI"); e("ADDQ $4, R13"); e("DECQ DX"); e(f"JNZ {name}block")
@@ -346,6 +355,8 @@ q80x8("q80x8VNNI", False)
 q80x8("q80x8VNNIAsAVX2", True)
 q80x8one("q80x8VNNI1", False)
 q80x8one("q80x8VNNI1AsAVX2", True)
+q80x8("q80x8EVEX", "evex")
+q80x8one("q80x8EVEX1", "evex")
 
 d = "\n".join(f"#define {n} {'; '.join(f'BYTE $0x{b:02X}' for b in bs)} // {m}" for n, (bs, m) in sorted(defs.items()))
 text = "\n".join(o).replace("@DEFS@", "\n" + d + "\n")
