@@ -113,7 +113,7 @@ var Keys = []Key{
 	{"think_budget", "DROIDGO_THINK_BUDGET", "int", strconv.Itoa(DefaultThinkBudget), "reasoning tokens per step before the reasoning is closed", func(s *Settings) any { return &s.ThinkBudget }},
 	{"threads", "DROIDGO_THREADS", "int", "0", "threads of the in-process engine (0: one per core it runs on)", func(s *Settings) any { return &s.Threads }},
 	{"cpus", "DROIDGO_CPUS", "string", "", "CPUs the in-process engine runs on, pinned, as a list like 4-7 or 0,2,4 (empty: the fastest cores, one thread each; on phones and hybrid CPUs the slower cores are left out)", func(s *Settings) any { return &s.CPUs }},
-	{"repack", "DROIDGO_REPACK", "bool", "true", "interleave the model's Q4_K/Q6_K weights in the background after loading, for faster decoding (false: keep the file's layout)", func(s *Settings) any { return &s.Repack }},
+	{"repack", "DROIDGO_REPACK", "bool", "true", "interleave the model's Q4_K/Q6_K/Q8_0 weights in the background after loading, for faster decoding (false: keep the file's layout)", func(s *Settings) any { return &s.Repack }},
 	{"constrain", "DROIDGO_CONSTRAIN", "bool", "true", "limit the in-process model's answers to valid tool calls", func(s *Settings) any { return &s.Constrain }},
 	{"prompt_cache", "DROIDGO_PROMPT_CACHE", "bool", "true", "keep the KV state of the fixed prompt prefix (system prompt and tools) in $XDG_CACHE_HOME/droidgo/kv and load it in the next run instead of recomputing it", func(s *Settings) any { return &s.PromptCache }},
 	{"kv_type", "DROIDGO_KV_TYPE", "string", "f16", "KV cache type of the in-process engine: f16 (half the memory, llama.cpp's default) or f32", func(s *Settings) any { return &s.KVType }},

@@ -68,8 +68,8 @@ per second (mean and standard deviation over the repetitions), the load time
 resident memory (getrusage ru_maxrss, which includes the mapped model pages
 that were touched).
 
-By default the Q4_K and Q6_K matrices are interleaved into 8-row groups in
-the background after loading, as the agent does (--repack=false keeps the
+By default the Q4_K, Q6_K and Q8_0 matrices the CPU has interleaved kernels
+for are put into 8-row groups in the background after loading, as the agent does (--repack=false keeps the
 file's layout); the timed tests start once that is done.
 
 --json prints exactly one object:
@@ -110,7 +110,7 @@ after an untimed one). --json then prints exactly
 	f.IntVar(&o.batch, "batch", 0, "prefill chunk: tokens per pass through the layers (0: 512 at the amx level, 256 with other matrix-matrix kernels, else 64)")
 	f.BoolVar(&o.json, "json", false, "print one JSON object")
 	f.BoolVar(&o.preload, "preload", false, "copy the weights into anonymous (huge-page) memory at load instead of reading the file mapping (no repacking)")
-	f.BoolVar(&o.repack, "repack", true, "interleave the Q4_K and Q6_K matrices into 8-row groups in the background after loading, for the faster kernels (the timed tests wait for it)")
+	f.BoolVar(&o.repack, "repack", true, "interleave the Q4_K, Q6_K and Q8_0 matrices into 8-row groups in the background after loading, for the faster kernels (the timed tests wait for it)")
 	f.StringVar(&o.gelu, "gelu", "table", "GELU: table (llama.cpp's), tanh or erf")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed tests to this file (-p 0 or -n 0 to profile one)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the random token ids")

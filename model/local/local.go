@@ -82,7 +82,7 @@ type Options struct {
 	Sequences int
 	// Batch is the engine's prefill chunk (0: the engine's default).
 	Batch int
-	// Repack interleaves the Q4_K and Q6_K weights (spark.Model.StartRepack),
+	// Repack interleaves the Q4_K, Q6_K and Q8_0 weights (spark.Model.StartRepack),
 	// where this CPU has kernels for it: from Open on, and the first
 	// forward pass waits for it.
 	Repack bool
