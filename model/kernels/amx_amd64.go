@@ -164,9 +164,10 @@ func tokenScales(da []float32, a []quant.BlockQ8_0, b, nb int) []float32 {
 // q80AMX is the AMX gemmQ80: 16-row tiles through the tile kernel, leftover
 // rows through the vector kernels of the level below.
 func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
-	rb := len(a) / b * quant.BlockQ8_0Size
+	nb := len(a) / b
+	rb := nb * quant.BlockQ8_0Size
 	r16 := q80TilesAMX(rows, a, b, out, ldo, func(r0 int, pk []byte, ws []float32) {
-		packQ80AMX(&pk[0], &ws[0], &w[r0*rb], rb, len(a)/b)
+		packQ80AMX(&pk[0], &ws[0], &w[r0*rb], rb, nb)
 	})
 	if r16 < rows {
 		matMul("MatMulQ8_0", w[r16*rb:], rows-r16, a, b, out[r16:], ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
@@ -317,11 +318,12 @@ func amxProbe() error {
 		}
 		return nil
 	}
-	q80AMX(w8, rows, a8, b, out, rows)
-	if err := check("Q8_0", func(r, t int) float32 {
+	ref8 := func(r, t int) float32 {
 		rb := nb8 * quant.BlockQ8_0Size
 		return quant.DotQ8_0(w8[r*rb:(r+1)*rb], a8[t*nb8:(t+1)*nb8])
-	}); err != nil {
+	}
+	q80AMX(w8, rows, a8, b, out, rows)
+	if err := check("Q8_0", ref8); err != nil {
 		return err
 	}
 	// The same rows interleaved, through the B tiles packed from that
@@ -331,10 +333,7 @@ func amxProbe() error {
 		return err
 	}
 	q80x8AMX(w8x, rows, a8, b, out, rows)
-	if err := check("Q8_0 interleaved", func(r, t int) float32 {
-		rb := nb8 * quant.BlockQ8_0Size
-		return quant.DotQ8_0(w8[r*rb:(r+1)*rb], a8[t*nb8:(t+1)*nb8])
-	}); err != nil {
+	if err := check("Q8_0 interleaved", ref8); err != nil {
 		return err
 	}
 	q4kAMX(w4, rows, NewQ8KBatch(ak, b), out, rows)

@@ -58,10 +58,11 @@ func newAVX512Table(hasBF16 bool) table {
 	t := avx2Table
 	t.q4kx8mm = q4kx8mmZ
 	t.q80mm = q80mmZ
-	// Q8_0 is repacked at this level too: one token streams the
-	// interleaved layout faster than two plain rows at a time
-	// (BenchmarkStreamRead q8_0_x8 against q8_0), and a batch packs its
-	// tiles from it as cheaply as from the file's layout.
+	// Q8_0 is repacked at this level too: where the core rather than the
+	// memory limits, one token streams the interleaved layout faster than
+	// two plain rows at a time (Zen 5, BenchmarkStreamRead q8_0_x8 against
+	// q8_0 at 2 threads: 45-57 against 33-36 GB/s), and a batch packs its
+	// tiles from it without a gather (docs/PERFORMANCE.md).
 	t.q80x8 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 		q80x8V(w, rows, a, 1, out, rows, q80x8EVEX1)
 	}
