@@ -166,38 +166,11 @@ func tokenScales(da []float32, a []quant.BlockQ8_0, b, nb int) []float32 {
 func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
 	nb := len(a) / b
 	rb := nb * quant.BlockQ8_0Size
-	r16 := q80TilesAMX(rows, a, b, out, ldo, func(r0 int, pk []byte, ws []float32) {
-		packQ80AMX(&pk[0], &ws[0], &w[r0*rb], rb, nb)
-	})
-	if r16 < rows {
-		matMul("MatMulQ8_0", w[r16*rb:], rows-r16, a, b, out[r16:], ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
-	}
-}
-
-// q80x8AMX is q80AMX for the interleaved layout: a B tile is two 8-row
-// groups side by side (q80packX8), a last group of 8 rows goes through
-// q80x8EVEX.
-func q80x8AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
-	nb := len(a) / b
-	rb := nb * quant.BlockQ8_0Size
-	r16 := q80TilesAMX(rows, a, b, out, ldo, func(r0 int, pk []byte, ws []float32) {
-		q80packX8(&w[r0*rb], 8*rb, nb, &pk[0], 512, &ws[0], 64, 0)
-	})
-	if r16 < rows {
-		q80x8V(w[r16*rb:], rows-r16, a, b, out[r16:], ldo, q80x8EVEX)
-	}
-}
-
-// q80TilesAMX runs amxQ80 over the whole 16-row tiles of a rows-row
-// matrix, pack(r0, pk, ws) writing the B tiles and scales of rows
-// r0..r0+15 (packQ80's layout), and returns the rows done (rows rounded
-// down to 16).
-func q80TilesAMX(rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int, pack func(r0 int, pk []byte, ws []float32)) int {
 	r16 := rows &^ 15
 	if r16 == 0 {
-		return 0
+		matMul("MatMulQ8_0", w, rows, a, b, out, ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
+		return
 	}
-	nb := len(a) / b
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
 	s.da = tokenScales(s.da, a, b, nb)
@@ -208,7 +181,7 @@ func q80TilesAMX(rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int, p
 	p := amxArgs{astride: nb * bsz, astep: bsz, nb: nb, ldo: 4 * r16, cbuf: s.cbuf(),
 		w: unsafe.Pointer(&pk[0]), ws: unsafe.Pointer(&s.ws[0])}
 	for r0 := 0; r0 < r16; r0 += 16 {
-		pack(r0, pk, s.ws)
+		packQ80AMX(&pk[0], &s.ws[0], &w[r0*rb], rb, nb)
 		for t0 := 0; t0 < b; t0 += 16 {
 			p.ntok = min(16, b-t0)
 			p.cfg = s.cfgFor(cfgQ80, p.ntok, setQ80Cfg)
@@ -219,7 +192,9 @@ func q80TilesAMX(rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int, p
 		}
 	}
 	flushOut(out, ldo, ob, b, r16)
-	return r16
+	if r16 < rows {
+		matMul("MatMulQ8_0", w[r16*rb:], rows-r16, a, b, out[r16:], ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
+	}
 }
 
 // amxUsable decides whether the AMX level may be offered: the CPU must say
@@ -252,7 +227,7 @@ func cpuHasAMX() bool {
 func amxProbe() error {
 	const rows, b = 16, 17
 	// Q8_0: signed weights and activations of both signs, d = D = 1.
-	const nb8 = 8 // 256 weights a row: the interleaved layout's unit
+	const nb8 = 2
 	w8 := make([]byte, rows*nb8*quant.BlockQ8_0Size)
 	for i := range w8 {
 		w8[i] = byte(i*7 + 3)
@@ -318,22 +293,11 @@ func amxProbe() error {
 		}
 		return nil
 	}
-	ref8 := func(r, t int) float32 {
+	q80AMX(w8, rows, a8, b, out, rows)
+	if err := check("Q8_0", func(r, t int) float32 {
 		rb := nb8 * quant.BlockQ8_0Size
 		return quant.DotQ8_0(w8[r*rb:(r+1)*rb], a8[t*nb8:(t+1)*nb8])
-	}
-	q80AMX(w8, rows, a8, b, out, rows)
-	if err := check("Q8_0", ref8); err != nil {
-		return err
-	}
-	// The same rows interleaved, through the B tiles packed from that
-	// layout.
-	w8x := make([]byte, len(w8))
-	if err := Repack(quant.Q8_0, w8x, w8, rows, 32*nb8); err != nil {
-		return err
-	}
-	q80x8AMX(w8x, rows, a8, b, out, rows)
-	if err := check("Q8_0 interleaved", ref8); err != nil {
+	}); err != nil {
 		return err
 	}
 	q4kAMX(w4, rows, NewQ8KBatch(ak, b), out, rows)
@@ -362,7 +326,6 @@ func amxLevel(below table) (level, error) {
 	}
 	t := below
 	t.q80mm = q80AMX
-	t.q80x8mm = q80x8AMX
 	t.q4kmm, t.q4kx8mm = q4kAMX, q4kx8AMX
 	t.q5kmm = q5kAMX
 	t.q6kmm, t.q6kx8mm = q6kAMX, q6kx8AMX

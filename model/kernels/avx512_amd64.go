@@ -58,15 +58,6 @@ func newAVX512Table(hasBF16 bool) table {
 	t := avx2Table
 	t.q4kx8mm = q4kx8mmZ
 	t.q80mm = q80mmZ
-	// Q8_0 is repacked at this level too: where the core rather than the
-	// memory limits, one token streams the interleaved layout faster than
-	// two plain rows at a time (Zen 5, BenchmarkStreamRead q8_0_x8 against
-	// q8_0 at 2 threads: 45-57 against 33-36 GB/s), and a batch packs its
-	// tiles from it without a gather (docs/PERFORMANCE.md).
-	t.q80x8 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
-		q80x8V(w, rows, a, 1, out, rows, q80x8EVEX1)
-	}
-	t.q80x8mm = q80x8mmZ
 	t.q6kx8mm = q6kx8mmZ
 	t.q4kmm = q4kmmZ
 	t.q6kmm = q6kmmZ
@@ -278,14 +269,6 @@ type q80mmArgs struct {
 //go:noescape
 func q80packZ(src *byte, idx *int32, nb int, dst *byte)
 
-// q80packX8 packs the tile of two 8-row groups of the interleaved
-// layout, the second g1 bytes after the first: block b's weights, XORed
-// with bias, to dst+dstride*b as q80packZ lays them out, its 16 scales to
-// ws+wstride*b (avx512_q80_amd64.s).
-//
-//go:noescape
-func q80packX8(src *byte, g1 int, nb int, dst *byte, dstride int, ws *float32, wstride int, bias uint32)
-
 //go:noescape
 func q80mmAVX512(p *q80mmArgs)
 
@@ -307,59 +290,33 @@ var q80Pool = sync.Pool{New: func() any { return new(q80Scratch) }}
 func q80mmZ(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
 	nb := len(a) / b
 	rb := nb * quant.BlockQ8_0Size
-	var idx [16]int32
-	for r := range idx {
-		idx[r] = int32(r * rb)
+	r16 := rows &^ 15
+	if r16 > 0 {
+		s := q80Pool.Get().(*q80Scratch)
+		s.pk = grow(s.pk, 576*nb+64)
+		pk := unsafe.Add(unsafe.Pointer(&s.pk[0]), (64-uintptr(unsafe.Pointer(&s.pk[0]))&63)&63)
+		s.nc = grow(s.nc, len(a))
+		q80NegSums(&a[0], len(a), &s.nc[0])
+		var idx [16]int32
+		for r := range idx {
+			idx[r] = int32(r * rb)
+		}
+		fsum := unsafe.Add(unsafe.Pointer(&s.fsum[0]), (64-uintptr(unsafe.Pointer(&s.fsum[0]))&63)&63)
+		p := q80mmArgs{pk: pk, nb: nb, astride: nb * int(unsafe.Sizeof(a[0])), ldo: 4 * ldo, fsum: fsum}
+		for r0 := 0; r0 < r16; r0 += 16 {
+			q80packZ(&w[r0*rb], &idx[0], nb, (*byte)(pk))
+			for t0 := 0; t0 < b; t0 += mmTile {
+				p.ntok = min(mmTile, b-t0)
+				p.a, p.nc = unsafe.Pointer(&a[t0*nb]), unsafe.Pointer(&s.nc[t0*nb])
+				p.out = unsafe.Pointer(&out[t0*ldo+r0])
+				q80mmAVX512(&p)
+			}
+		}
+		q80Pool.Put(s)
 	}
-	r16 := q80tilesZ(rows, a, b, out, ldo, func(r0 int, pk unsafe.Pointer) {
-		q80packZ(&w[r0*rb], &idx[0], nb, (*byte)(pk))
-	})
 	if r16 < rows {
 		matMul("MatMulQ8_0", w[r16*rb:], rows-r16, a, b, out[r16:], ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
 	}
-}
-
-// q80x8mmZ is q80mmZ for the interleaved layout: a tile is two 8-row
-// groups side by side (q80packX8), a last group of 8 rows goes through
-// q80x8EVEX.
-func q80x8mmZ(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
-	nb := len(a) / b
-	rb := nb * quant.BlockQ8_0Size
-	r16 := q80tilesZ(rows, a, b, out, ldo, func(r0 int, pk unsafe.Pointer) {
-		q80packX8(&w[r0*rb], 8*rb, nb, (*byte)(pk), 576, (*float32)(unsafe.Add(pk, 512)), 576, 0x80808080)
-	})
-	if r16 < rows {
-		q80x8V(w[r16*rb:], rows-r16, a, b, out[r16:], ldo, q80x8EVEX)
-	}
-}
-
-// q80tilesZ runs q80mmAVX512 over the whole 16-row tiles of a rows-row
-// matrix, pack(r0, pk) writing the tile of rows r0..r0+15 to pk, and
-// returns the rows done (rows rounded down to 16).
-func q80tilesZ(rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int, pack func(r0 int, pk unsafe.Pointer)) int {
-	r16 := rows &^ 15
-	if r16 == 0 {
-		return 0
-	}
-	nb := len(a) / b
-	s := q80Pool.Get().(*q80Scratch)
-	s.pk = grow(s.pk, 576*nb+64)
-	pk := unsafe.Add(unsafe.Pointer(&s.pk[0]), (64-uintptr(unsafe.Pointer(&s.pk[0]))&63)&63)
-	s.nc = grow(s.nc, len(a))
-	q80NegSums(&a[0], len(a), &s.nc[0])
-	fsum := unsafe.Add(unsafe.Pointer(&s.fsum[0]), (64-uintptr(unsafe.Pointer(&s.fsum[0]))&63)&63)
-	p := q80mmArgs{pk: pk, nb: nb, astride: nb * int(unsafe.Sizeof(a[0])), ldo: 4 * ldo, fsum: fsum}
-	for r0 := 0; r0 < r16; r0 += 16 {
-		pack(r0, pk)
-		for t0 := 0; t0 < b; t0 += mmTile {
-			p.ntok = min(mmTile, b-t0)
-			p.a, p.nc = unsafe.Pointer(&a[t0*nb]), unsafe.Pointer(&s.nc[t0*nb])
-			p.out = unsafe.Pointer(&out[t0*ldo+r0])
-			q80mmAVX512(&p)
-		}
-	}
-	q80Pool.Put(s)
-	return r16
 }
 
 //go:noescape

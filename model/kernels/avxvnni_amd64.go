@@ -163,14 +163,3 @@ func q80x8VNNI1(p *x8mmArgs)
 
 //go:noescape
 func q80x8VNNI1AsAVX2(p *x8mmArgs)
-
-// q80x8EVEX and q80x8EVEX1 are q80x8VNNI and q80x8VNNI1 with the EVEX
-// form of VPDPBUSD (AVX512_VNNI on ymm registers): the avx512 level's
-// kernels for the interleaved Q8_0 layout, which CPUs with AVX-512 but
-// without AVX-VNNI (Ice Lake, Zen 4) run too.
-//
-//go:noescape
-func q80x8EVEX(p *x8mmArgs)
-
-//go:noescape
-func q80x8EVEX1(p *x8mmArgs)

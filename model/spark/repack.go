@@ -47,8 +47,8 @@ func (m *Model) canInterleave(w *Weight) bool {
 
 // StartRepack starts interleaving, in the background, every Q4_K, Q6_K and
 // Q8_0 matrix for which this CPU has an interleaved kernel
-// (kernels.RepackPays: Q4_K and Q6_K with AVX2, all three with AVX-VNNI,
-// AVX-512 or on arm64 with dotprod),
+// (kernels.RepackPays: Q4_K and Q6_K with AVX2, all three at the avxvnni
+// level and on arm64 with dotprod),
 // whose matrix-vector products are about twice as fast (AVX2: time; arm64
 // dotprod and i8mm: instructions per decoded token, 822 M -> 442 M for the
 // 1.7B Q4_K_M file under qemu, docs/PERFORMANCE.md). On amd64 the other

@@ -14,9 +14,7 @@
 # VPMADDUBSW pair saturates). The
 # twin lets every AVX2 host test the kernels' logic against the references;
 # the VNNI form itself is tested where the CPU has AVX-VNNI, natively or
-# under an emulator (TestEmulatedX86). The Q8_0 kernels are written a third
-# time with the EVEX form of VPDPBUSD on ymm registers (the Go assembler
-# knows it): the avx512 level's kernels for the interleaved Q8_0 layout.
+# under an emulator (TestEmulatedX86).
 import os, sys
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -42,11 +40,6 @@ def vnni(kind, acc, v, rm, emu, tmp, tmp2=None):
     form needs the unsigned bytes below 128 unless tmp2 is given: then they
     are taken apart into their low 7 bits and bit 7, so that no VPMADDUBSW
     pair saturates for any byte (the signed ones are never -128 here)."""
-    if emu == "evex":
-        # The EVEX form on ymm registers (AVX512_VNNI + AVX512VL), which the
-        # Go assembler knows: the avx512 level's copies of these kernels.
-        e(f"VPDP{kind.upper()} Y{rm}, Y{v}, Y{acc}")
-        return
     if emu:
         if kind == "busd" and tmp2 is not None:
             for t, mask in ((tmp, "vn7f"), (tmp2, "vn80")):
@@ -355,8 +348,6 @@ q80x8("q80x8VNNI", False)
 q80x8("q80x8VNNIAsAVX2", True)
 q80x8one("q80x8VNNI1", False)
 q80x8one("q80x8VNNI1AsAVX2", True)
-q80x8("q80x8EVEX", "evex")
-q80x8one("q80x8EVEX1", "evex")
 
 d = "\n".join(f"#define {n} {'; '.join(f'BYTE $0x{b:02X}' for b in bs)} // {m}" for n, (bs, m) in sorted(defs.items()))
 text = "\n".join(o).replace("@DEFS@", "\n" + d + "\n")
