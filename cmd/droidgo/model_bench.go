@@ -69,8 +69,9 @@ resident memory (getrusage ru_maxrss, which includes the mapped model pages
 that were touched).
 
 By default the Q4_K, Q6_K and Q8_0 matrices the CPU has interleaved kernels
-for are put into 8-row groups in the background after loading, as the agent does (--repack=false keeps the
-file's layout); the timed tests start once that is done.
+for are put into 8-row groups in the background after loading, as the agent
+does (--repack=false keeps the file's layout); the timed tests start once
+that is done.
 
 --json prints exactly one object:
 {"n_prompt":512,"n_gen":128,"threads":2,"cpus":[4,5,6,7],"cores":"..","pp_tps":..,"tg_tps":..,"pp_sd":..,"tg_sd":..,"load_s":..,"rss_mb":..,"kernels":".."}
