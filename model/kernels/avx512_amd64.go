@@ -52,10 +52,10 @@ func missingFeatures(fs []feature) error {
 	return nil
 }
 
-// newAVX512Table returns the avx512 kernels; the BF16 ones only when the
-// CPU has AVX512_BF16.
-func newAVX512Table(hasBF16 bool) table {
-	t := avx2Table
+// newAVX512Table returns the avx512 kernels over below (the avx2 table);
+// the BF16 ones only when the CPU has AVX512_BF16.
+func newAVX512Table(below table, hasBF16 bool) table {
+	t := below
 	t.q4kx8mm = q4kx8mmZ
 	t.q80mm = q80mmZ
 	t.q6kx8mm = q6kx8mmZ

@@ -11,15 +11,30 @@ import (
 	"github.com/droidgo/droidgo/model/quant"
 )
 
-// twinLevels: on a CPU without AVX-VNNI (but with AVX2), the avxvnni
-// level's table with the AVX2 twins of its kernels (gen_avxvnni.py), so that
-// forEachLevel holds the level's kernels and drivers to the references on
-// every AVX2 host; where the CPU has AVX-VNNI the real level is tested.
+// twinLevels are tables no level of this CPU runs, tested beside the
+// levels by forEachLevel on every AVX2 host: the avx2 table with the
+// one-token interleaved kernels of the other CPU vendor (l2Prefetch), and,
+// on a CPU without AVX-VNNI, the avxvnni level's table with the AVX2 twins
+// of its kernels (gen_avxvnni.py); where the CPU has AVX-VNNI the real
+// level is tested.
 func twinLevels() []level {
-	if avxvnniErr == nil || !hasLevel("avx2") {
+	if !hasLevel("avx2") {
 		return nil
 	}
-	return []level{{name: "avxvnni-as-avx2", tab: newAVXVNNITable(avx2Table, vnniKernels{q4kx8: q4kx8VNNIAsAVX2, q6kx8: q6kx8VNNIAsAVX2, q80x8: q80x8VNNIAsAVX2, q80x81: q80x8VNNI1AsAVX2}), invariant: true}}
+	ls := []level{{name: "avx2-prefetch-l2", tab: l2Prefetch(avx2Table), invariant: true}}
+	if intelCPU() {
+		ls[0] = level{name: "avx2-prefetch-l1", tab: avx2Table, invariant: true}
+	}
+	if avxvnniErr == nil {
+		return ls
+	}
+	return append(ls, vnniTwinLevel())
+}
+
+// vnniTwinLevel is the avxvnni level's table with the AVX2 twins of its
+// kernels.
+func vnniTwinLevel() level {
+	return level{name: "avxvnni-as-avx2", tab: newAVXVNNITable(avx2Table, vnniKernels{q4kx8: q4kx8VNNIAsAVX2, q6kx8: q6kx8VNNIAsAVX2, q80x8: q80x8VNNIAsAVX2, q80x81: q80x8VNNI1AsAVX2}), invariant: true}
 }
 
 // TestAVXVNNIEncodings disassembles every byte-encoded instruction of the
@@ -41,7 +56,7 @@ func TestAVXVNNIBatchInvariant(t *testing.T) {
 		if !hasLevel("avx2") {
 			t.Skip("no avx2 level")
 		}
-		l = twinLevels()[0]
+		l = vnniTwinLevel()
 	}
 	orig := ISA()
 	defer SetISA(orig)

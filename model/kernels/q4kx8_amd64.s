@@ -86,16 +86,18 @@ GLOBL x8b30<>(SB), RODATA|NOPTR, $4
 	VPMADDUBSW Y3, Y1, Y5
 
 // Q4KX8_PF(p): prefetch the 4 cache lines of chunk p of the group block
-// X8PF bytes ahead. The weights are one sequential stream per thread, and
-// the hardware prefetchers alone keep too few misses in flight for it:
-// measured with BenchmarkStreamRead on the 2-core Zen 3, 4 KiB ahead gives
-// two threads ~15 % more bandwidth (1-2 KiB ahead gave nothing reliable).
-#define X8PF 4096
+// X8PF bytes ahead with X8PFI. The weights are one sequential stream per
+// thread, and the hardware prefetchers alone keep too few misses in flight
+// for it: measured with BenchmarkStreamRead on the 2-core Zen 3, 4 KiB ahead
+// into L1 gives two threads ~15 % more bandwidth (1-2 KiB ahead gave
+// nothing reliable). On an Intel core the same prefetches hold L1's few
+// fill buffers until the line arrives; into L2 (PREFETCHT1) 8 KiB ahead,
+// two threads stream 5-15 % faster (Emerald Rapids, PERFORMANCE.md).
 #define Q4KX8_PF(p) \
-	PREFETCHT0 (X8PF+128+256*(p))(SI) \
-	PREFETCHT0 (X8PF+192+256*(p))(SI) \
-	PREFETCHT0 (X8PF+256+256*(p))(SI) \
-	PREFETCHT0 (X8PF+320+256*(p))(SI)
+	X8PFI (X8PF+128+256*(p))(SI) \
+	X8PFI (X8PF+192+256*(p))(SI) \
+	X8PFI (X8PF+256+256*(p))(SI) \
+	X8PFI (X8PF+320+256*(p))(SI)
 
 // Q4KX8_CHUNK(p): Y12 (+)= the scaled sums of sub-blocks 2p and 2p+1. The
 // 16-bit sums of a sub-block (8 steps x 2 products of 15 x 128 at most)
@@ -120,74 +122,24 @@ GLOBL x8b30<>(SB), RODATA|NOPTR, $4
 
 // func q4kx8AVX2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
 //
-// Frame: 0-63 scales, 64-127 mins, 128-143 activation pair sums.
+// Prefetching into L1, 4 KiB ahead.
+#define X8PFI PREFETCHT0
+#define X8PF 4096
 TEXT ·q4kx8AVX2(SB), NOSPLIT, $160-40
-	MOVQ w+0(FP), SI
-	MOVQ a+8(FP), R13
-	MOVQ groups+24(FP), DX
-	MOVQ out+32(FP), R8
-	VPBROADCASTD x8b0f<>(SB), Y15
-	VMOVDQU x8sc<>(SB), Y14
-	VPBROADCASTD x8b3f<>(SB), Y9
-	VPBROADCASTD x8b30<>(SB), Y10
+#include "q4kx8one_amd64.h"
+#undef X8PFI
+#undef X8PF
 
-x8group:
-	MOVQ R13, DI
-	MOVQ nb+16(FP), CX
-	VXORPS Y13, Y13, Y13
-
-x8block:
-	PREFETCHT0 X8PF(SI)
-	PREFETCHT0 (X8PF+64)(SI)
-	Q4KX8_SCALES(Y9, Y10)
-
-	// Mins times the activation sums of 32: Y11 = sum_j m_j * bs_j.
-	VMOVDQU 260(DI), Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPHADDW X1, X0, X0
-	VMOVDQU X0, 128(SP)
-	Q4KX8_MINPAIR(0, 128)
-	VMOVDQA Y1, Y11
-	Q4KX8_MINPAIR(1, 128)
-	VPADDD Y1, Y11, Y11
-	Q4KX8_MINPAIR(2, 128)
-	VPADDD Y1, Y11, Y11
-	Q4KX8_MINPAIR(3, 128)
-	VPADDD Y1, Y11, Y11
-
-	Q4KX8_CHUNK(0)
-	VMOVDQA Y4, Y12
-	Q4KX8_CHUNK(1)
-	VPADDD Y4, Y12, Y12
-	Q4KX8_CHUNK(2)
-	VPADDD Y4, Y12, Y12
-	Q4KX8_CHUNK(3)
-	VPADDD Y4, Y12, Y12
-
-	// out = out - dmin*D*msum + d*D*isum, 8 rows at once, in the order of
-	// the 4-token kernel's Q4KX8X4_MINS and Q4KX8X4_FINISH, so a token's
-	// result does not depend on the kernel that computed it.
-	VBROADCASTSS 0(DI), Y1
-	VCVTPH2PS 16(SI), Y2
-	VMULPS Y1, Y2, Y2
-	VCVTDQ2PS Y11, Y11
-	VFNMADD231PS Y11, Y2, Y13
-	VCVTPH2PS 0(SI), Y0
-	VMULPS Y1, Y0, Y0
-	VCVTDQ2PS Y12, Y12
-	VFMADD231PS Y12, Y0, Y13
-
-	ADDQ $1152, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ  x8block
-
-	VMOVUPS Y13, (R8)
-	ADDQ $32, R8
-	DECQ DX
-	JNZ  x8group
-	VZEROUPPER
-	RET
+// func q4kx8AVX2L2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
+//
+// q4kx8AVX2 with its prefetches into L2, 8 KiB ahead (Intel cores: see
+// l2Prefetch in cpu_amd64.go).
+#define X8PFI PREFETCHT1
+#define X8PF 8192
+TEXT ·q4kx8AVX2L2(SB), NOSPLIT, $160-40
+#include "q4kx8one_amd64.h"
+#undef X8PFI
+#undef X8PF
 
 // The 4-token kernel (prefill): each weight load is unpacked once for 4
 // activation vectors; the tokens' current blocks are at DI, AX, BX, R12.

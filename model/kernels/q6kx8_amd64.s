@@ -44,10 +44,9 @@ GLOBL x6il<>(SB), RODATA|NOPTR, $16
 
 // Q6KX8_PF(n, i): prefetch step i of half n of the group block X6PF bytes
 // ahead (see Q4KX8_PF; here two threads stream ~30 % faster with it).
-#define X6PF 4096
 #define Q6KX8_PF(n, i) \
-	PREFETCHT0 (X6PF+144+768*(n)+96*(i))(SI) \
-	PREFETCHT0 (X6PF+208+768*(n)+96*(i))(SI)
+	X6PFI (X6PF+144+768*(n)+96*(i))(SI) \
+	X6PFI (X6PF+208+768*(n)+96*(i))(SI)
 
 // Q6KX8_FIRST(n, i) / Q6KX8_NEXT(n, i): step i of half n, products as
 // 16-bit words set into (FIRST) or added to (NEXT) Y4, Y5, Y6, Y10. Two
@@ -124,68 +123,24 @@ GLOBL x6il<>(SB), RODATA|NOPTR, $16
 
 // func q6kx8AVX2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
 //
-// The quants are used unsigned (0..63) and the -32 offset is removed once
-// per block as 32 * sum(scale * bsum). Frame: four scale vectors.
+// Prefetching into L1, 4 KiB ahead.
+#define X6PFI PREFETCHT0
+#define X6PF 4096
 TEXT ·q6kx8AVX2(SB), NOSPLIT, $128-40
-	MOVQ w+0(FP), SI
-	MOVQ a+8(FP), R13
-	MOVQ groups+24(FP), DX
-	MOVQ out+32(FP), R8
-	VPBROADCASTD x6b0f<>(SB), Y15
-	VPBROADCASTD x6b30<>(SB), Y14
+#include "q6kx8one_amd64.h"
+#undef X6PFI
+#undef X6PF
 
-x6group:
-	MOVQ R13, DI
-	MOVQ nb+16(FP), CX
-	VXORPS Y13, Y13, Y13
-
-x6block:
-	PREFETCHT0 X6PF(SI)
-	PREFETCHT0 (X6PF+64)(SI)
-	PREFETCHT0 (X6PF+128)(SI)
-	Q6KX8_CORR(0)
-	VMOVDQA Y1, Y11
-	Q6KX8_CORR(2)
-	VPADDD Y1, Y11, Y11
-	Q6KX8_CORR(4)
-	VPADDD Y1, Y11, Y11
-	Q6KX8_CORR(6)
-	VPADDD Y1, Y11, Y11
-	Q6KX8_CORR(8)
-	VPADDD Y1, Y11, Y11
-	Q6KX8_CORR(10)
-	VPADDD Y1, Y11, Y11
-	Q6KX8_CORR(12)
-	VPADDD Y1, Y11, Y11
-	Q6KX8_CORR(14)
-	VPADDD Y1, Y11, Y11
-	VPSLLD $5, Y11, Y11
-	VPXOR Y12, Y12, Y12
-	VPSUBD Y11, Y12, Y12
-
-	Q6KX8_GROUP(0, 0)
-	Q6KX8_GROUP(0, 1)
-	Q6KX8_GROUP(1, 0)
-	Q6KX8_GROUP(1, 1)
-
-	// out += d*D*isum, 8 rows at once.
-	VBROADCASTSS 0(DI), Y1
-	VCVTPH2PS 0(SI), Y0
-	VMULPS Y1, Y0, Y0
-	VCVTDQ2PS Y12, Y12
-	VFMADD231PS Y12, Y0, Y13
-
-	ADDQ $1680, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ  x6block
-
-	VMOVUPS Y13, (R8)
-	ADDQ $32, R8
-	DECQ DX
-	JNZ  x6group
-	VZEROUPPER
-	RET
+// func q6kx8AVX2L2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
+//
+// q6kx8AVX2 with its prefetches into L2, 8 KiB ahead (Intel cores: see
+// l2Prefetch in cpu_amd64.go).
+#define X6PFI PREFETCHT1
+#define X6PF 8192
+TEXT ·q6kx8AVX2L2(SB), NOSPLIT, $128-40
+#include "q6kx8one_amd64.h"
+#undef X6PFI
+#undef X6PF
 
 // The 4-token kernel (prefill): each step is unpacked once for 4
 // activation vectors (blocks at DI, AX, BX, R12); with 4 tokens the 16-bit
