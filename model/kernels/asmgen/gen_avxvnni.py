@@ -100,6 +100,13 @@ DATA ones16<>+8(SB)/8, $0x0001000100010001
 DATA ones16<>+16(SB)/8, $0x0001000100010001
 DATA ones16<>+24(SB)/8, $0x0001000100010001
 GLOBL ones16<>(SB), RODATA|NOPTR, $32
+// vnsc: after VPBROADCASTQ of 8 row scales (bytes), VPSHUFB with it gives
+// the words [s_r, s_r] of row r (rows 0-3 in the low lane, 4-7 in the high).
+DATA vnsc<>+0(SB)/8, $0x8001800180008000
+DATA vnsc<>+8(SB)/8, $0x8003800380028002
+DATA vnsc<>+16(SB)/8, $0x8005800580048004
+DATA vnsc<>+24(SB)/8, $0x8007800780068006
+GLOBL vnsc<>(SB), RODATA|NOPTR, $32
 @DEFS@""")
 
 # Scratch (64-byte aligned, x8mmArgs.scr): the unpacked 6-bit scales and
@@ -144,10 +151,15 @@ def q4kx8(name, emu):
 // One 8-row group of the interleaved Q4_K layout (repack.go) times a tile
 // of p.ntok tokens (1..mmTile), out[t][r] = dot(row r, token t). Per
 // 32-weight sub-block (a chunk's low or high nibbles) the 8 steps' weight
-// vectors are unpacked once, then every token runs 8 VPDPBUSD against
-// them with its activation dwords broadcast; the sub-block sum is scaled by
-// the rows' 6-bit scales as dwords (VPMULLD) and summed per block
-// (|sum| < 2^31). Per block and token the float sum gets
+// vectors are unpacked once and regrouped by pairs of steps (VPUNPCKLDQ,
+// VPUNPCKHDQ: dwords [row r step 2k, row r step 2k+1] for rows 0,1,4,5 and
+// for rows 2,3,6,7), then every token runs 8 VPDPBUSD against them, one
+// VPBROADCASTQ of its activation dwords 2k and 2k+1 serving two. Each dword
+// then sums 16 products (|sum| <= 16*15*128 < 2^15), so VPACKSSDW packs a
+// row's even- and odd-step sums into adjacent words exactly, and one
+// VPMADDWD by the rows' 6-bit scales gives the scaled sub-block sums (in
+// place of a VPMULLD, two micro-ops on the ports the products use),
+// summed per block (|sum| < 2^31). Per block and token the float sum gets
 // -(dmin*D)*sum_j m_j*bsum_j (VPDPWSSD), then (d*D)*isum, in the order of
 // q4kx8AVX2 (which the level runs for one token), so a token's result
 // depends neither on the other tokens of the tile nor on the kernel.""")
@@ -173,18 +185,22 @@ def q4kx8(name, emu):
                 if h:
                     e(f"VPSRLW $4, Y{i}, Y{i}")
                 e(f"VPAND vn0f<>(SB), Y{i}, Y{i}")
-            e(f"VPMOVZXBD {SC + 8 * j}(R14), Y10")
+            # Y2k = steps 2k, 2k+1 of rows 0,1 | 4,5; Y2k+1 = of rows 2,3 | 6,7.
+            for k in range(4):
+                e(f"VPUNPCKLDQ Y{2 * k + 1}, Y{2 * k}, Y8")
+                e(f"VPUNPCKHDQ Y{2 * k + 1}, Y{2 * k}, Y{2 * k + 1}")
+                e(f"VMOVDQA Y8, Y{2 * k}")
+            e(f"VPBROADCASTQ {SC + 8 * j}(R14), Y10"); e("VPSHUFB vnsc<>(SB), Y10, Y10")
             e("MOVQ DI, AX"); e(f"LEAQ {ISUM}(R14), R10"); e("MOVQ 48(R8), CX")
             e(f"{lbl}:")
-            # Two chains of 4 (Y9, Y11), so that a token's products wait
-            # less on each other (13% faster on Zen 5); the sums are
-            # integers, so the result is the same.
             e("VPXOR Y9, Y9, Y9"); e("VPXOR Y11, Y11, Y11")
-            for i in range(8):
-                e(f"VPBROADCASTD {4 + 64 * p + 32 * h + 4 * i}(AX), Y8")
-                vnni("busd", 9 if i % 2 == 0 else 11, i, 8, emu, 12)
-            e("VPADDD Y11, Y9, Y9")
-            e("VPMULLD Y10, Y9, Y9"); e("VPADDD (R10), Y9, Y9"); e("VMOVDQU Y9, (R10)")
+            for k in range(4):
+                e(f"VPBROADCASTQ {4 + 64 * p + 32 * h + 8 * k}(AX), Y8")
+                vnni("busd", 9, 2 * k, 8, emu, 12)
+                vnni("busd", 11, 2 * k + 1, 8, emu, 12)
+            # Words [even, odd] of rows 0-3 | 4-7, times [sc_r, sc_r].
+            e("VPACKSSDW Y11, Y9, Y9"); e("VPMADDWD Y10, Y9, Y9")
+            e("VPADDD (R10), Y9, Y9"); e("VMOVDQU Y9, (R10)")
             e("ADDQ R9, AX"); e("ADDQ $32, R10"); e("DECQ CX"); e(f"JNZ {lbl}")
     # Per token: fsum -= (dmin*D)*msum, then fsum += (d*D)*isum; isum = 0.
     e("VCVTPH2PS 0(SI), Y10"); e("VCVTPH2PS 16(SI), Y11")
