@@ -54,7 +54,7 @@ func archLevels() []level {
 // ahead: the choice for Intel cores, where a prefetch into L1 holds one of
 // the core's few L1 fill buffers until its line arrives, so a single
 // stream per thread keeps too few misses in flight (Emerald Rapids, two
-// threads: 5-15 % more bandwidth, Q4_K_M decode up to 18 % faster;
+// threads: 4-10 % more bandwidth, Q4_K_M decode 10-15 % faster;
 // docs/PERFORMANCE.md). AMD cores keep the L1 kernels, measured on Zen 3
 // and Zen 5 (Zen 3 treats PREFETCHT1 as PREFETCHT0; Zen 4 and 5 fill L2
 // with it, which no session has measured there). Both compute the same

@@ -92,7 +92,7 @@ GLOBL x8b30<>(SB), RODATA|NOPTR, $4
 // into L1 gives two threads ~15 % more bandwidth (1-2 KiB ahead gave
 // nothing reliable). On an Intel core the same prefetches hold L1's few
 // fill buffers until the line arrives; into L2 (PREFETCHT1) 8 KiB ahead,
-// two threads stream 5-15 % faster (Emerald Rapids, PERFORMANCE.md).
+// two threads stream 4-10 % faster (Emerald Rapids, PERFORMANCE.md).
 #define Q4KX8_PF(p) \
 	X8PFI (X8PF+128+256*(p))(SI) \
 	X8PFI (X8PF+192+256*(p))(SI) \

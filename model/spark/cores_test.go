@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/droidgo/droidgo/internal/cpuset"
 )
@@ -221,7 +222,16 @@ func TestPoolPins(t *testing.T) {
 		// (locked, never unlocked), whatever the pool left on it.
 		runtime.LockOSThread()
 		before, _ = cpuset.Allowed()
-		for round := 0; round < 20 && len(masks) < 3; round++ {
+		// All on one CPU, the dispatcher can take every chunk of a pass
+		// before a woken worker gets the CPU, so passes repeat until each
+		// worker took one (bounded, for a loaded machine).
+		seen := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(masks)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for seen() < 3 && time.Now().Before(deadline) {
 			e.cur.counts = make([]int32, 64)
 			release := p.hold()
 			e.dispatch(stepTest, 64)
