@@ -158,8 +158,8 @@ def q4kx8(name, emu):
 // then sums 16 products (|sum| <= 16*15*128 < 2^15), so VPACKSSDW packs a
 // row's even- and odd-step sums into adjacent words exactly, and one
 // VPMADDWD by the rows' 6-bit scales gives the scaled sub-block sums (in
-// place of a VPMULLD, two micro-ops on the ports the products use),
-// summed per block (|sum| < 2^31). Per block and token the float sum gets
+// place of a VPMULLD, two micro-ops on Intel's cores), summed per block
+// (|sum| < 2^31). Per block and token the float sum gets
 // -(dmin*D)*sum_j m_j*bsum_j (VPDPWSSD), then (d*D)*isum, in the order of
 // q4kx8AVX2 (which the level runs for one token), so a token's result
 // depends neither on the other tokens of the tile nor on the kernel.""")
