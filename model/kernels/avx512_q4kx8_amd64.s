@@ -6,11 +6,18 @@
 // (repack.go): 16 rows (two 8-row groups, one per 256-bit half of a zmm) x
 // a tile of tokens. Per 64-weight chunk of a super-block the 16 weight
 // vectors (8 steps x low/high nibbles, 4 weights of each of the 16 rows
-// per dword) are unpacked once into Z0-Z15, then every token of the tile
-// runs 16 VPDPBUSD against them with its activation dwords as embedded
-// broadcasts. The sub-block sums (32 weights, |sum| <= 32*15*128) are
-// multiplied by the 6-bit scales as dwords (VPMULLD), so every integer
-// part is exact.
+// per dword) are unpacked once and regrouped by pairs of steps, as
+// q4kx8VNNI does (VPUNPCKLDQ/VPUNPCKHDQ: per 128-bit lane, dwords [row r
+// step 2k, row r step 2k+1] of rows 0,1 and of rows 2,3), into Z0-Z15; then
+// every token of the tile, tokens in pairs, runs 16 VPDPBUSD against them,
+// one VPBROADCASTQ of its activation dwords 2k, 2k+1 (a load, no shuffle)
+// serving two. Each dword then sums 16 products (|sum| <= 16*15*128 <
+// 2^15), so VPACKSSDW puts a row's even- and odd-step sums into adjacent
+// words exactly, and one VPDPWSSD by the words [sc_r, sc_r] scales a
+// sub-block and adds it to the token's integer sum: no VPMULLD (two p0
+// micro-ops per 8 VPDPBUSD) and no separate add. The activations come from
+// the batch's token tiles (tilesZ), where a chunk of every token of the
+// tile is one stream.
 
 DATA mm0f<>+0(SB)/4, $0x0f0f0f0f
 GLOBL mm0f<>(SB), RODATA|NOPTR, $4
@@ -39,9 +46,45 @@ GLOBL mmqidx<>(SB), RODATA|NOPTR, $64
 	VPANDD Z31, LO, LO \
 	VPANDD Z31, HI, HI
 
-#define Q4MM_DP(i, LO, HI) \
-	VPDPBUSD.BCST (4+4*(i))(AX), LO, Z18 \
-	VPDPBUSD.BCST (36+4*(i))(AX), HI, Z19
+// Q4MM_TOK(off, E, O, E2, O2, T, ACC): the token whose chunk is at
+// off(AX). E and O sum the low nibbles' sub-block (rows 0,1 and rows 2,3 of
+// each lane), E2 and O2 the high nibbles'; scaled by Z16 and Z17, they are
+// added to the token's integer sum at off(R10).
+#define Q4MM_TOK(off, E, O, E2, O2, T, ACC) \
+	VPXORD E, E, E \
+	VPXORD O, O, O \
+	VPXORD E2, E2, E2 \
+	VPXORD O2, O2, O2 \
+	VPBROADCASTQ (off+0)(AX), T \
+	VPDPBUSD T, Z0, E \
+	VPDPBUSD T, Z1, O \
+	VPBROADCASTQ (off+32)(AX), T \
+	VPDPBUSD T, Z8, E2 \
+	VPDPBUSD T, Z9, O2 \
+	VPBROADCASTQ (off+8)(AX), T \
+	VPDPBUSD T, Z2, E \
+	VPDPBUSD T, Z3, O \
+	VPBROADCASTQ (off+40)(AX), T \
+	VPDPBUSD T, Z10, E2 \
+	VPDPBUSD T, Z11, O2 \
+	VPBROADCASTQ (off+16)(AX), T \
+	VPDPBUSD T, Z4, E \
+	VPDPBUSD T, Z5, O \
+	VPBROADCASTQ (off+48)(AX), T \
+	VPDPBUSD T, Z12, E2 \
+	VPDPBUSD T, Z13, O2 \
+	VPBROADCASTQ (off+24)(AX), T \
+	VPDPBUSD T, Z6, E \
+	VPDPBUSD T, Z7, O \
+	VPBROADCASTQ (off+56)(AX), T \
+	VPDPBUSD T, Z14, E2 \
+	VPDPBUSD T, Z15, O2 \
+	VPACKSSDW O, E, E \
+	VPACKSSDW O2, E2, E2 \
+	VMOVDQU32 (off)(R10), ACC \
+	VPDPWSSD Z16, E, ACC \
+	VPDPWSSD Z17, E2, ACC \
+	VMOVDQU32 ACC, (off)(R10)
 
 // Q4MM_MPAIR(p, R): R = the words [m_2p[r], m_2p+1[r]] of the 16 rows.
 #define Q4MM_MPAIR(p, R) \
@@ -113,48 +156,71 @@ mmblock:
 	MOVQ R14, R11
 
 mmchunk:
-	Q4MM_W(128, Y0, Z0, Z1)
-	Q4MM_W(160, Y2, Z2, Z3)
-	Q4MM_W(192, Y4, Z4, Z5)
-	Q4MM_W(224, Y6, Z6, Z7)
-	Q4MM_W(256, Y8, Z8, Z9)
-	Q4MM_W(288, Y10, Z10, Z11)
-	Q4MM_W(320, Y12, Z12, Z13)
-	Q4MM_W(352, Y14, Z14, Z15)
+	VPBROADCASTD mm0f<>(SB), Z31
+	Q4MM_W(128, Y0, Z0, Z8)
+	Q4MM_W(160, Y1, Z1, Z9)
+	Q4MM_W(192, Y2, Z2, Z10)
+	Q4MM_W(224, Y3, Z3, Z11)
+	Q4MM_W(256, Y4, Z4, Z12)
+	Q4MM_W(288, Y5, Z5, Z13)
+	Q4MM_W(320, Y6, Z6, Z14)
+	Q4MM_W(352, Y7, Z7, Z15)
+	VPUNPCKLDQ Z1, Z0, Z16
+	VPUNPCKHDQ Z1, Z0, Z1
+	VMOVDQA64 Z16, Z0
+	VPUNPCKLDQ Z3, Z2, Z16
+	VPUNPCKHDQ Z3, Z2, Z3
+	VMOVDQA64 Z16, Z2
+	VPUNPCKLDQ Z5, Z4, Z16
+	VPUNPCKHDQ Z5, Z4, Z5
+	VMOVDQA64 Z16, Z4
+	VPUNPCKLDQ Z7, Z6, Z16
+	VPUNPCKHDQ Z7, Z6, Z7
+	VMOVDQA64 Z16, Z6
+	VPUNPCKLDQ Z9, Z8, Z16
+	VPUNPCKHDQ Z9, Z8, Z9
+	VMOVDQA64 Z16, Z8
+	VPUNPCKLDQ Z11, Z10, Z16
+	VPUNPCKHDQ Z11, Z10, Z11
+	VMOVDQA64 Z16, Z10
+	VPUNPCKLDQ Z13, Z12, Z16
+	VPUNPCKHDQ Z13, Z12, Z13
+	VMOVDQA64 Z16, Z12
+	VPUNPCKLDQ Z15, Z14, Z16
+	VPUNPCKHDQ Z15, Z14, Z15
+	VMOVDQA64 Z16, Z14
 	VPMOVZXBD 0(R11), Z16
+	VPSLLD $16, Z16, Z17
+	VPORD Z17, Z16, Z16
 	VPMOVZXBD 16(R11), Z17
+	VPSLLD $16, Z17, Z18
+	VPORD Z18, Z17, Z17
 	MOVQ DI, AX
 	LEAQ 256(R14), R10
 	MOVQ 48(R8), CX
+	SHRQ $1, CX
+	JZ   mmtok1
 
-mmtok:
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	Q4MM_DP(0, Z0, Z1)
-	Q4MM_DP(1, Z2, Z3)
-	Q4MM_DP(2, Z4, Z5)
-	Q4MM_DP(3, Z6, Z7)
-	Q4MM_DP(4, Z8, Z9)
-	Q4MM_DP(5, Z10, Z11)
-	Q4MM_DP(6, Z12, Z13)
-	Q4MM_DP(7, Z14, Z15)
-	VPMULLD Z16, Z18, Z18
-	VPMULLD Z17, Z19, Z19
-	VPADDD Z19, Z18, Z18
-	VPADDD (R10), Z18, Z18
-	VMOVDQU32 Z18, (R10)
-	ADDQ R9, AX
-	ADDQ $64, R10
+mmtok2:
+	Q4MM_TOK(0, Z18, Z19, Z20, Z21, Z22, Z23)
+	Q4MM_TOK(64, Z24, Z25, Z26, Z27, Z28, Z29)
+	ADDQ $128, AX
+	ADDQ $128, R10
 	DECQ CX
-	JNZ  mmtok
+	JNZ  mmtok2
 
+mmtok1:
+	TESTQ $1, 48(R8)
+	JZ    mmtoks
+	Q4MM_TOK(0, Z18, Z19, Z20, Z21, Z22, Z23)
+
+mmtoks:
 	ADDQ $256, SI
-	ADDQ $64, DI
+	ADDQ R9, DI
 	ADDQ $32, R11
 	DECQ R12
 	JNZ  mmchunk
 	SUBQ $1024, SI
-	SUBQ $256, DI
 
 	// Per token: fsum = fsum - dmin*D*sum_j m_j*bs_j + d*D*isum; isum = 0.
 	VMOVDQU 0(SI), X0
@@ -193,14 +259,16 @@ mmfin:
 	VFMADD231PS Z29, Z27, Z0
 	VMOVUPS Z0, 4096(R10)
 	VMOVDQU32 Z1, (R10)
-	ADDQ R9, AX
+	ADDQ $4, AX
 	ADDQ $64, R10
 	ADDQ R11, R12
 	DECQ CX
 	JNZ  mmfin
 
+	// The next block of the tile: past the nt scales.
 	ADDQ $1152, SI
-	ADDQ $292, DI
+	MOVQ 48(R8), AX
+	LEAQ (DI)(AX*4), DI
 	ADDQ $16, R13
 	DECQ DX
 	JNZ  mmblock

@@ -63,7 +63,7 @@ func (x *Q8KBatch) layout(k layoutKind, build func(dst []byte, a []quant.BlockQ8
 
 // sums32 returns the sums of the 8 32-quant sub-blocks of every block of
 // the batch (bs[8*i+j] for block i, token-major as the blocks are), the
-// mins term's input of the avx512 and avxvnni Q4_K kernels.
+// mins term's input of the avxvnni Q4_K kernels.
 func (x *Q8KBatch) sums32() []int16 {
 	lay := x.layout(layoutSums32, func(dst []byte, a []quant.BlockQ8K, _ int) []byte {
 		dst = grow(dst, 16*len(a))
@@ -132,7 +132,8 @@ const (
 	layoutNone      layoutKind = iota
 	layoutAMXQK                // amx: Q8_K quants in tile order, scales, sums of 32
 	layoutAMXBF                // amx: rows narrowed to bf16
-	layoutSums32               // avx512, avxvnni: sums of 32 quants, token-major
+	layoutSums32               // avxvnni: sums of 32 quants, token-major
+	layoutTilesZ               // avx512: sums of 32, quants in token tiles (tilesZ)
 	layoutQuads                // arm64 i8mm: Q8_K blocks packed in token quads
 	layoutQuadsBF16            // arm64 i8mm with FEAT_BF16: rows packed in token quads
 )
