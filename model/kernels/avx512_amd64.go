@@ -114,8 +114,8 @@ func newAVX512Table(below table, hasBF16 bool) table {
 type x8mmArgs struct {
 	w       unsafe.Pointer // group block 0 of the first of two 8-row groups
 	gstride int            // bytes from that group to the next
-	a       unsafe.Pointer // block 0 of the tile's first token (q4kx8mmAVX512: the tile in tilesZ's layout)
-	astride int            // bytes from one token's blocks to the next (q4kx8mmAVX512: from a chunk to the next, 64*ntok)
+	a       unsafe.Pointer // block 0 of the tile's first token (avx512: the tile in tilesZ's layout)
+	astride int            // bytes from one token's blocks to the next (avx512: from a chunk to the next, 64*ntok)
 	bs      unsafe.Pointer // Q4_K: per token and block, the 8 sub-block sums (int16)
 	nb      int            // super-blocks along K
 	ntok    int            // tokens in the tile, 1..mmTile
@@ -145,34 +145,35 @@ func q6kPackZ(src *byte, idx *int32, nb int, dst *byte, gstride int)
 // matrix passes by.
 const mmTile = 64
 
-// tilesZ returns the avx512 Q4_K kernel's layout of the batch: the sums
-// of 32 (as sums32) and, from byte off, the quants in token tiles of
-// mmTile. The tile of tokens t0..t0+nt-1 starts at off + 260*nb*t0; in it,
-// block i starts at 260*nt*i, holding the block's four 64-quant chunks one
-// after the other, each as nt rows of 64 (token t at 64*t), then the nt
-// scales D (float32). The kernel then reads every chunk of a tile as one
-// stream, with a token's dwords one line apart, instead of one token's
-// blocks 292 bytes apart and a chunk of each in two lines.
+// tilesZ returns the avx512 K-quant kernels' layout of the batch: the
+// sums of 32 (as sums32) and, from byte off, the blocks in token tiles of
+// mmTile. The tile of tokens t0..t0+nt-1 starts at off + 292*nb*t0; in it,
+// block i starts at 292*nt*i and holds the block's four 64-quant chunks
+// one after the other, each as nt rows of 64 (token t at 64*t), then the
+// nt scales D (float32), then the nt bsums (16 int16 each). A kernel then
+// reads a chunk of every token of the tile as one stream, instead of
+// blocks 292 bytes apart with a chunk in two cache lines.
 func (x *Q8KBatch) tilesZ() (bs []int16, lay []byte, off int) {
 	a, b := x.a, x.b
 	nb := len(a) / b
 	off = (16*len(a) + 63) &^ 63
 	lay = x.layout(layoutTilesZ, func(dst []byte, a []quant.BlockQ8K, b int) []byte {
 		// 64 bytes more, so the tiles can start on a line (tileBase).
-		dst = grow(dst, off+260*len(a)+64)
+		dst = grow(dst, off+292*len(a)+64)
 		subSums(unsafe.Slice((*int16)(unsafe.Pointer(&dst[0])), 8*len(a)), a)
 		tiles := dst[tileBase(dst, off):]
 		for t0 := 0; t0 < b; t0 += mmTile {
 			nt := min(mmTile, b-t0)
-			tile := tiles[260*nb*t0:]
+			tile := tiles[292*nb*t0:]
 			for t := range nt {
 				for i := range nb {
 					blk := &a[(t0+t)*nb+i]
-					dblk := tile[260*nt*i:]
+					dblk := tile[292*nt*i:]
 					for c := range 4 {
 						*(*[64]int8)(unsafe.Pointer(&dblk[64*(nt*c+t)])) = [64]int8(blk.Qs[64*c:])
 					}
 					*(*float32)(unsafe.Pointer(&dblk[256*nt+4*t])) = blk.D
+					*(*[16]int16)(unsafe.Pointer(&dblk[260*nt+32*t])) = blk.Bsums
 				}
 			}
 		}
@@ -280,12 +281,10 @@ func x8mm(w []byte, rows int, x *Q8KBatch, out []float32, ldo, bsize int, kern f
 	}
 }
 
-// mmTiles sets the activation arguments of the 16-row kernels per token
-// tile: the Q4_K kernel reads the batch's tiles (tilesZ), the Q6_K kernel
-// the Q8_K blocks themselves.
+// mmTiles sets the activation arguments of the 16-row K-quant kernels
+// per token tile, from the batch's token tiles (tilesZ).
 type mmTiles struct {
 	x    *Q8KBatch
-	q4k  bool
 	nb   int
 	bs   []int16
 	lay  []byte
@@ -295,11 +294,9 @@ type mmTiles struct {
 
 func newMMTiles(x *Q8KBatch, bsize, ldo int, s *mmScratch) mmTiles {
 	nb := len(x.a) / x.b
-	m := mmTiles{x: x, q4k: bsize == quant.BlockQ4_KSize, nb: nb}
+	m := mmTiles{x: x, nb: nb}
+	m.bs, m.lay, m.base = x.tilesZ()
 	m.p = x8mmArgs{gstride: Interleave * nb * bsize, nb: nb, ldo: 4 * ldo, scr: s.buf()}
-	if m.q4k {
-		m.bs, m.lay, m.base = x.tilesZ()
-	}
 	return m
 }
 
@@ -308,14 +305,9 @@ func newMMTiles(x *Q8KBatch, bsize, ldo int, s *mmScratch) mmTiles {
 func (m *mmTiles) at(t0 int) *x8mmArgs {
 	p := &m.p
 	p.ntok = min(mmTile, m.x.b-t0)
-	if m.q4k {
-		p.bs = unsafe.Pointer(&m.bs[8*t0*m.nb])
-		p.a = unsafe.Pointer(&m.lay[m.base+260*m.nb*t0])
-		p.astride = 64 * p.ntok
-	} else {
-		p.a = unsafe.Pointer(&m.x.a[t0*m.nb])
-		p.astride = m.nb * int(unsafe.Sizeof(m.x.a[0]))
-	}
+	p.bs = unsafe.Pointer(&m.bs[8*t0*m.nb])
+	p.a = unsafe.Pointer(&m.lay[m.base+292*m.nb*t0])
+	p.astride = 64 * p.ntok
 	return p
 }
 
@@ -324,8 +316,8 @@ func (m *mmTiles) at(t0 int) *x8mmArgs {
 type q80mmArgs struct {
 	pk      unsafe.Pointer // the packed 16-row tile (q80packZ)
 	nb      int            // blocks along K
-	a       unsafe.Pointer // block 0 of the tile's first token (q4kx8mmAVX512: the tile in tilesZ's layout)
-	astride int            // bytes from one token's blocks to the next (q4kx8mmAVX512: from a chunk to the next, 64*ntok)
+	a       unsafe.Pointer // block 0 of the tile's first token
+	astride int            // bytes from one token's blocks to the next
 	nc      unsafe.Pointer // per token and block, -128 * the sum of its quants (int32)
 	ntok    int            // tokens in the tile, 1..mmTile
 	out     unsafe.Pointer // out[token 0][row 0] of the tile

@@ -265,9 +265,10 @@ mmfin:
 	DECQ CX
 	JNZ  mmfin
 
-	// The next block of the tile: past the nt scales.
+	// The next block of the tile: past the nt scales and bsums.
 	ADDQ $1152, SI
 	MOVQ 48(R8), AX
+	LEAQ (AX)(AX*8), AX
 	LEAQ (DI)(AX*4), DI
 	ADDQ $16, R13
 	DECQ DX

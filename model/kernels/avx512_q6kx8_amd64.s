@@ -68,38 +68,39 @@ GLOBL q6m30<>(SB), RODATA|NOPTR, $4
 	VPINSRQ $1, (16+8*(j))(R11)(BX*1), X26, X26 \
 	VPMOVSXBD X26, R
 
-// Q6MM_TOK(off): the 16 products of one token (activation quarter at
-// off(AX), the next quarter 32 bytes on), scaled into R10's integer sum.
-#define Q6MM_TOK(off) \
-	VPXORD Z20, Z20, Z20 \
-	VPXORD Z21, Z21, Z21 \
-	VPXORD Z22, Z22, Z22 \
-	VPXORD Z23, Z23, Z23 \
-	VPDPBUSD.BCST (off)(AX), Z0, Z20 \
-	VPDPBUSD.BCST (off+32)(AX), Z1, Z22 \
-	VPDPBUSD.BCST (off+16)(AX), Z8, Z21 \
-	VPDPBUSD.BCST (off+48)(AX), Z9, Z23 \
-	VPDPBUSD.BCST (off+4)(AX), Z2, Z20 \
-	VPDPBUSD.BCST (off+36)(AX), Z3, Z22 \
-	VPDPBUSD.BCST (off+20)(AX), Z10, Z21 \
-	VPDPBUSD.BCST (off+52)(AX), Z11, Z23 \
-	VPDPBUSD.BCST (off+8)(AX), Z4, Z20 \
-	VPDPBUSD.BCST (off+40)(AX), Z5, Z22 \
-	VPDPBUSD.BCST (off+24)(AX), Z12, Z21 \
-	VPDPBUSD.BCST (off+56)(AX), Z13, Z23 \
-	VPDPBUSD.BCST (off+12)(AX), Z6, Z20 \
-	VPDPBUSD.BCST (off+44)(AX), Z7, Z22 \
-	VPDPBUSD.BCST (off+28)(AX), Z14, Z21 \
-	VPDPBUSD.BCST (off+60)(AX), Z15, Z23 \
-	VPMULLD Z16, Z20, Z20 \
-	VPMULLD Z17, Z21, Z21 \
-	VPMULLD Z18, Z22, Z22 \
-	VPMULLD Z19, Z23, Z23 \
-	VPADDD Z21, Z20, Z20 \
-	VPADDD Z23, Z22, Z22 \
-	VPADDD (R10), Z20, Z20 \
-	VPADDD Z22, Z20, Z20 \
-	VMOVDQU32 Z20, (R10)
+// Q6MM_TOK(off, A0, A1, A2, A3): the 16 products of the token whose
+// activation quarter is at off(AX) (the next quarter 32 bytes on), scaled
+// into its integer sum at off(R10).
+#define Q6MM_TOK(off, A0, A1, A2, A3) \
+	VPXORD A0, A0, A0 \
+	VPXORD A1, A1, A1 \
+	VPXORD A2, A2, A2 \
+	VPXORD A3, A3, A3 \
+	VPDPBUSD.BCST (off)(AX), Z0, A0 \
+	VPDPBUSD.BCST (off+32)(AX), Z1, A2 \
+	VPDPBUSD.BCST (off+16)(AX), Z8, A1 \
+	VPDPBUSD.BCST (off+48)(AX), Z9, A3 \
+	VPDPBUSD.BCST (off+4)(AX), Z2, A0 \
+	VPDPBUSD.BCST (off+36)(AX), Z3, A2 \
+	VPDPBUSD.BCST (off+20)(AX), Z10, A1 \
+	VPDPBUSD.BCST (off+52)(AX), Z11, A3 \
+	VPDPBUSD.BCST (off+8)(AX), Z4, A0 \
+	VPDPBUSD.BCST (off+40)(AX), Z5, A2 \
+	VPDPBUSD.BCST (off+24)(AX), Z12, A1 \
+	VPDPBUSD.BCST (off+56)(AX), Z13, A3 \
+	VPDPBUSD.BCST (off+12)(AX), Z6, A0 \
+	VPDPBUSD.BCST (off+44)(AX), Z7, A2 \
+	VPDPBUSD.BCST (off+28)(AX), Z14, A1 \
+	VPDPBUSD.BCST (off+60)(AX), Z15, A3 \
+	VPMULLD Z16, A0, A0 \
+	VPMULLD Z17, A1, A1 \
+	VPMULLD Z18, A2, A2 \
+	VPMULLD Z19, A3, A3 \
+	VPADDD A1, A0, A0 \
+	VPADDD A3, A2, A2 \
+	VPADDD (off)(R10), A0, A0 \
+	VPADDD A2, A0, A0 \
+	VMOVDQU32 A0, (off)(R10)
 
 // Q6MM_PAIR(k, R): R = the words [sc_2k[r], sc_2k+1[r]] of the 16 rows.
 #define Q6MM_PAIR(k, R) \
@@ -154,12 +155,23 @@ q6half:
 	LEAQ 256(R14), R10
 	MOVQ 48(R8), CX
 
+	SHRQ $1, CX
+	JZ   q6tokA1
+
 q6tokA:
-	Q6MM_TOK(4)
-	ADDQ R9, AX
-	ADDQ $64, R10
+	Q6MM_TOK(0, Z20, Z21, Z22, Z23)
+	Q6MM_TOK(64, Z24, Z25, Z26, Z27)
+	ADDQ $128, AX
+	ADDQ $128, R10
 	DECQ CX
 	JNZ  q6tokA
+
+q6tokA1:
+	TESTQ $1, 48(R8)
+	JZ    q6tokAs
+	Q6MM_TOK(0, Z20, Z21, Z22, Z23)
+
+q6tokAs:
 
 	// Quarters 2 and 3 (scales 8n+4..8n+7).
 	Q6MM_UNPACK(Q6MM_B)
@@ -167,19 +179,30 @@ q6tokA:
 	Q6MM_SC(5, Z17)
 	Q6MM_SC(6, Z18)
 	Q6MM_SC(7, Z19)
-	MOVQ R13, AX
+	LEAQ (R13)(R9*1), AX
 	LEAQ 256(R14), R10
 	MOVQ 48(R8), CX
 
+	SHRQ $1, CX
+	JZ   q6tokB1
+
 q6tokB:
-	Q6MM_TOK(68)
-	ADDQ R9, AX
-	ADDQ $64, R10
+	Q6MM_TOK(0, Z20, Z21, Z22, Z23)
+	Q6MM_TOK(64, Z24, Z25, Z26, Z27)
+	ADDQ $128, AX
+	ADDQ $128, R10
 	DECQ CX
 	JNZ  q6tokB
 
+q6tokB1:
+	TESTQ $1, 48(R8)
+	JZ    q6tokBs
+	Q6MM_TOK(0, Z20, Z21, Z22, Z23)
+
+q6tokBs:
+
 	ADDQ $768, SI
-	ADDQ $128, R13
+	LEAQ (R13)(R9*2), R13
 	ADDQ $64, R11
 	MOVQ R11, CX
 	SUBQ R12, CX
@@ -200,20 +223,22 @@ q6tokB:
 	Q6MM_PAIR(6, Z6)
 	Q6MM_PAIR(7, Z7)
 	VPXORD Z8, Z8, Z8
-	MOVQ DI, AX
-	LEAQ 256(R14), R10
+	// The tile's scales D at 4*R9 from the block, its bsums 4*ntok on.
+	LEAQ (DI)(R9*4), AX
 	MOVQ 48(R8), CX
+	LEAQ (AX)(CX*4), R12
+	LEAQ 256(R14), R10
 
 q6fin:
 	VPXORD Z20, Z20, Z20
-	VPDPWSSD.BCST 260(AX), Z0, Z20
-	VPDPWSSD.BCST 264(AX), Z1, Z20
-	VPDPWSSD.BCST 268(AX), Z2, Z20
-	VPDPWSSD.BCST 272(AX), Z3, Z20
-	VPDPWSSD.BCST 276(AX), Z4, Z20
-	VPDPWSSD.BCST 280(AX), Z5, Z20
-	VPDPWSSD.BCST 284(AX), Z6, Z20
-	VPDPWSSD.BCST 288(AX), Z7, Z20
+	VPDPWSSD.BCST 0(R12), Z0, Z20
+	VPDPWSSD.BCST 4(R12), Z1, Z20
+	VPDPWSSD.BCST 8(R12), Z2, Z20
+	VPDPWSSD.BCST 12(R12), Z3, Z20
+	VPDPWSSD.BCST 16(R12), Z4, Z20
+	VPDPWSSD.BCST 20(R12), Z5, Z20
+	VPDPWSSD.BCST 24(R12), Z6, Z20
+	VPDPWSSD.BCST 28(R12), Z7, Z20
 	VPSLLD $5, Z20, Z20
 	VMOVDQU32 (R10), Z21
 	VPSUBD Z20, Z21, Z21
@@ -223,13 +248,17 @@ q6fin:
 	VFMADD231PS Z21, Z22, Z23
 	VMOVUPS Z23, 4096(R10)
 	VMOVDQU32 Z8, (R10)
-	ADDQ R9, AX
+	ADDQ $4, AX
+	ADDQ $32, R12
 	ADDQ $64, R10
 	DECQ CX
 	JNZ  q6fin
 
+	// The next block of the tile (292 bytes a token).
 	ADDQ $1680, R11
-	ADDQ $292, DI
+	MOVQ 48(R8), AX
+	IMUL3Q $292, AX, AX
+	ADDQ AX, DI
 	DECQ DX
 	JNZ  q6block
 
