@@ -145,10 +145,14 @@ func q6kPackZ(src *byte, idx *int32, nb int, dst *byte, gstride int)
 // matrix passes by.
 const mmTile = 64
 
+// tileTokBytes is what a token's block takes in tilesZ's layout: as many
+// bytes as a quant.BlockQ8K (256 quants, D, 16 bsums), rearranged.
+const tileTokBytes = int(unsafe.Sizeof(quant.BlockQ8K{}))
+
 // tilesZ returns the avx512 K-quant kernels' layout of the batch: the
 // sums of 32 (as sums32) and, from byte off, the blocks in token tiles of
-// mmTile. The tile of tokens t0..t0+nt-1 starts at off + 292*nb*t0; in it,
-// block i starts at 292*nt*i and holds the block's four 64-quant chunks
+// mmTile. The tile of tokens t0..t0+nt-1 starts at off +
+// tileTokBytes*nb*t0; in it, block i starts at tileTokBytes*nt*i and holds the block's four 64-quant chunks
 // one after the other, each as nt rows of 64 (token t at 64*t), then the
 // nt scales D (float32), then the nt bsums (16 int16 each). A kernel then
 // reads a chunk of every token of the tile as one stream, instead of
@@ -159,16 +163,16 @@ func (x *Q8KBatch) tilesZ() (bs []int16, lay []byte, off int) {
 	off = (16*len(a) + 63) &^ 63
 	lay = x.layout(layoutTilesZ, func(dst []byte, a []quant.BlockQ8K, b int) []byte {
 		// 64 bytes more, so the tiles can start on a line (tileBase).
-		dst = grow(dst, off+292*len(a)+64)
+		dst = grow(dst, off+tileTokBytes*len(a)+64)
 		subSums(unsafe.Slice((*int16)(unsafe.Pointer(&dst[0])), 8*len(a)), a)
 		tiles := dst[tileBase(dst, off):]
 		for t0 := 0; t0 < b; t0 += mmTile {
 			nt := min(mmTile, b-t0)
-			tile := tiles[292*nb*t0:]
+			tile := tiles[tileTokBytes*nb*t0:]
 			for t := range nt {
 				for i := range nb {
 					blk := &a[(t0+t)*nb+i]
-					dblk := tile[292*nt*i:]
+					dblk := tile[tileTokBytes*nt*i:]
 					for c := range 4 {
 						*(*[64]int8)(unsafe.Pointer(&dblk[64*(nt*c+t)])) = [64]int8(blk.Qs[64*c:])
 					}
@@ -292,6 +296,8 @@ type mmTiles struct {
 	p    x8mmArgs
 }
 
+// newMMTiles returns the tiles of batch x for a product of rows of bsize
+// bytes per block into an output of stride ldo, with s's scratch.
 func newMMTiles(x *Q8KBatch, bsize, ldo int, s *mmScratch) mmTiles {
 	nb := len(x.a) / x.b
 	m := mmTiles{x: x, nb: nb}
@@ -306,7 +312,7 @@ func (m *mmTiles) at(t0 int) *x8mmArgs {
 	p := &m.p
 	p.ntok = min(mmTile, m.x.b-t0)
 	p.bs = unsafe.Pointer(&m.bs[8*t0*m.nb])
-	p.a = unsafe.Pointer(&m.lay[m.base+292*m.nb*t0])
+	p.a = unsafe.Pointer(&m.lay[m.base+tileTokBytes*m.nb*t0])
 	p.astride = 64 * p.ntok
 	return p
 }
