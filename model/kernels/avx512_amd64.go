@@ -114,8 +114,8 @@ func newAVX512Table(below table, hasBF16 bool) table {
 type x8mmArgs struct {
 	w       unsafe.Pointer // group block 0 of the first of two 8-row groups
 	gstride int            // bytes from that group to the next
-	a       unsafe.Pointer // block 0 of the tile's first token (avx512: the tile in tilesZ's layout)
-	astride int            // bytes from one token's blocks to the next (avx512: from a chunk to the next, 64*ntok)
+	a       unsafe.Pointer // block 0 of the tile's first token (avx512, avxvnni Q4_K: the tile in Q8KBatch.tiles)
+	astride int            // bytes from one token's blocks to the next (avx512, avxvnni Q4_K: from a chunk to the next, 64*ntok)
 	bs      unsafe.Pointer // Q4_K: per token and block, the 8 sub-block sums (int16)
 	nb      int            // super-blocks along K
 	ntok    int            // tokens in the tile, 1..mmTile
@@ -145,23 +145,25 @@ func q6kPackZ(src *byte, idx *int32, nb int, dst *byte, gstride int)
 // matrix passes by.
 const mmTile = 64
 
-// tileTokBytes is what a token's block takes in tilesZ's layout: as many
-// bytes as a quant.BlockQ8K (256 quants, D, 16 bsums), rearranged.
+// tileTokBytes is what a token's block takes in Q8KBatch.tiles' layout:
+// as many bytes as a quant.BlockQ8K (256 quants, D, 16 bsums), rearranged.
 const tileTokBytes = int(unsafe.Sizeof(quant.BlockQ8K{}))
 
-// tilesZ returns the avx512 K-quant kernels' layout of the batch: the
-// sums of 32 (as sums32) and, from byte off, the blocks in token tiles of
-// mmTile. The tile of tokens t0..t0+nt-1 starts at off +
-// tileTokBytes*nb*t0; in it, block i starts at tileTokBytes*nt*i and holds the block's four 64-quant chunks
-// one after the other, each as nt rows of 64 (token t at 64*t), then the
-// nt scales D (float32), then the nt bsums (16 int16 each). A kernel then
-// reads a chunk of every token of the tile as one stream, instead of
-// blocks 292 bytes apart with a chunk in two cache lines.
-func (x *Q8KBatch) tilesZ() (bs []int16, lay []byte, off int) {
+// tiles returns the layout of the batch that the avx512 K-quant kernels
+// and the avxvnni Q4_K kernel read: the sums of 32 (bs[8*i+j] for
+// sub-block j of block i, token-major as the blocks are) and, from byte
+// off, the blocks in token tiles of mmTile. The tile of tokens
+// t0..t0+nt-1 starts at off + tileTokBytes*nb*t0; in it, block i starts at
+// tileTokBytes*nt*i and holds the block's four 64-quant chunks one after
+// the other, each as nt rows of 64 (token t at 64*t), then the nt scales D
+// (float32), then the nt bsums (16 int16 each). A kernel then reads a
+// chunk of every token of the tile as one stream, instead of blocks 292
+// bytes apart with a chunk in two cache lines.
+func (x *Q8KBatch) tiles() (bs []int16, lay []byte, off int) {
 	a, b := x.a, x.b
 	nb := len(a) / b
 	off = (16*len(a) + 63) &^ 63
-	lay = x.layout(layoutTilesZ, func(dst []byte, a []quant.BlockQ8K, b int) []byte {
+	lay = x.layout(layoutTiles, func(dst []byte, a []quant.BlockQ8K, b int) []byte {
 		// 64 bytes more, so the tiles can start on a line (tileBase).
 		dst = grow(dst, off+tileTokBytes*len(a)+64)
 		subSums(unsafe.Slice((*int16)(unsafe.Pointer(&dst[0])), 8*len(a)), a)
@@ -286,7 +288,7 @@ func x8mm(w []byte, rows int, x *Q8KBatch, out []float32, ldo, bsize int, kern f
 }
 
 // mmTiles sets the activation arguments of the 16-row K-quant kernels
-// per token tile, from the batch's token tiles (tilesZ).
+// per token tile, from the batch's token tiles (tiles).
 type mmTiles struct {
 	x    *Q8KBatch
 	nb   int
@@ -301,7 +303,7 @@ type mmTiles struct {
 func newMMTiles(x *Q8KBatch, bsize, ldo int, s *mmScratch) mmTiles {
 	nb := len(x.a) / x.b
 	m := mmTiles{x: x, nb: nb}
-	m.bs, m.lay, m.base = x.tilesZ()
+	m.bs, m.lay, m.base = x.tiles()
 	m.p = x8mmArgs{gstride: Interleave * nb * bsize, nb: nb, ldo: 4 * ldo, scr: s.buf()}
 	return m
 }

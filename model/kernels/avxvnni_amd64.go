@@ -51,7 +51,9 @@ var vnniAsm = vnniKernels{q4kx8: q4kx8VNNI, q6kx8: q6kx8VNNI, q80x8: q80x8VNNI, 
 // the kernels of k.
 func newAVXVNNITable(below table, k vnniKernels) table {
 	t := below
-	_, _, t.q4kx8mm = x8Entries(quant.BlockQ4_KSize, k.q4kx8)
+	t.q4kx8mm = func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
+		x8VTiles(w, rows, x, out, ldo, k.q4kx8)
+	}
 	_, t.q6kx84, t.q6kx8mm = x8Entries(quant.BlockQ6_KSize, k.q6kx8)
 	t.q80x8 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 		q80x8V(w, rows, a, 1, out, rows, k.q80x81)
@@ -87,44 +89,49 @@ func q80x8V(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 }
 
 // x8Entries returns the one-token, 4-token and matrix-matrix table entries
-// of an interleaved K-quant type (bsize bytes per block), all three running
-// kern through x8V.
+// of an interleaved K-quant type whose kernel reads Q8_K blocks (bsize
+// bytes per weight block), all three running kern through x8V.
 func x8Entries(bsize int, kern func(*x8mmArgs)) (func([]byte, int, []quant.BlockQ8K, []float32), func([]byte, int, []quant.BlockQ8K, []float32, int), gemmQ8K) {
 	return func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
-			x8V(w, rows, a, 1, out, rows, bsize, kern, nil)
+			x8V(w, rows, a, 1, out, rows, bsize, kern)
 		}, func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
-			x8V(w, rows, a, 4, out, ldo, bsize, kern, nil)
+			x8V(w, rows, a, 4, out, ldo, bsize, kern)
 		}, func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
-			var bs []int16
-			if bsize == quant.BlockQ4_KSize {
-				bs = x.sums32()
-			}
-			x8V(w, rows, x.a, x.b, out, ldo, bsize, kern, bs)
+			x8V(w, rows, x.a, x.b, out, ldo, bsize, kern)
 		}
 }
 
 // x8V multiplies the interleaved K-quant matrix w (rows a multiple of 8,
 // bsize bytes per block) by the b tokens of a: kern over every 8-row group
-// for every tile of up to mmTile tokens. For Q4_K, bs holds a's sums of 32
-// (subSums) when a batch has them, else nil.
-func x8V(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, kern func(*x8mmArgs), bs []int16) {
+// for every tile of up to mmTile tokens.
+func x8V(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsize int, kern func(*x8mmArgs)) {
 	nb := len(a) / b
 	rb := nb * bsize
 	s := mmPool.Get().(*mmScratch)
-	if bsize == quant.BlockQ4_KSize && bs == nil {
-		s.bs = subSums(s.bs, a)
-		bs = s.bs
-	}
 	p := x8mmArgs{astride: nb * int(unsafe.Sizeof(a[0])), nb: nb, ldo: 4 * ldo, scr: s.buf()}
 	for t0 := 0; t0 < b; t0 += mmTile {
 		p.a, p.ntok = unsafe.Pointer(&a[t0*nb]), min(mmTile, b-t0)
-		if bsize == quant.BlockQ4_KSize {
-			p.bs = unsafe.Pointer(&bs[8*t0*nb])
-		}
 		for r0 := 0; r0 < rows; r0 += Interleave {
 			p.w = unsafe.Pointer(&w[r0*rb])
 			p.out = unsafe.Pointer(&out[t0*ldo+r0])
 			kern(&p)
+		}
+	}
+	mmPool.Put(s)
+}
+
+// x8VTiles is x8V for the Q4_K kernel, which reads the batch's token
+// tiles (Q8KBatch.tiles) instead of its blocks.
+func x8VTiles(w []byte, rows int, x *Q8KBatch, out []float32, ldo int, kern func(*x8mmArgs)) {
+	rb := len(x.a) / x.b * quant.BlockQ4_KSize
+	s := mmPool.Get().(*mmScratch)
+	tiles := newMMTiles(x, quant.BlockQ4_KSize, ldo, s)
+	for t0 := 0; t0 < x.b; t0 += mmTile {
+		p := tiles.at(t0)
+		for r0 := 0; r0 < rows; r0 += Interleave {
+			p.w = unsafe.Pointer(&w[r0*rb])
+			p.out = unsafe.Pointer(&out[t0*ldo+r0])
+			kern(p)
 		}
 	}
 	mmPool.Put(s)

@@ -3,7 +3,6 @@ package kernels
 import (
 	"fmt"
 	"sync"
-	"unsafe"
 
 	"github.com/droidgo/droidgo/model/quant"
 )
@@ -59,18 +58,6 @@ func (x *Q8KBatch) Reset(a []quant.BlockQ8K, b int) {
 // layout returns what build lays out of the batch, a layout of kind k.
 func (x *Q8KBatch) layout(k layoutKind, build func(dst []byte, a []quant.BlockQ8K, b int) []byte) []byte {
 	return x.get(k, func(dst []byte) []byte { return build(dst, x.a, x.b) })
-}
-
-// sums32 returns the sums of the 8 32-quant sub-blocks of every block of
-// the batch (bs[8*i+j] for block i, token-major as the blocks are), the
-// mins term's input of the avxvnni Q4_K kernels.
-func (x *Q8KBatch) sums32() []int16 {
-	lay := x.layout(layoutSums32, func(dst []byte, a []quant.BlockQ8K, _ int) []byte {
-		dst = grow(dst, 16*len(a))
-		subSums(unsafe.Slice((*int16)(unsafe.Pointer(&dst[0])), 8*len(a)), a)
-		return dst
-	})
-	return unsafe.Slice((*int16)(unsafe.Pointer(&lay[0])), 8*len(x.a))
 }
 
 // grow returns s resized to n, reallocated when its capacity is short.
@@ -132,8 +119,7 @@ const (
 	layoutNone      layoutKind = iota
 	layoutAMXQK                // amx: Q8_K quants in tile order, scales, sums of 32
 	layoutAMXBF                // amx: rows narrowed to bf16
-	layoutSums32               // avxvnni: sums of 32 quants, token-major
-	layoutTilesZ               // avx512: sums of 32, quants in token tiles (tilesZ)
+	layoutTiles                // avx512, avxvnni: sums of 32, Q8_K blocks in token tiles (Q8KBatch.tiles)
 	layoutQuads                // arm64 i8mm: Q8_K blocks packed in token quads
 	layoutQuadsBF16            // arm64 i8mm with FEAT_BF16: rows packed in token quads
 )

@@ -157,14 +157,18 @@ def q4kx8(name, emu):
 // VPBROADCASTQ of its activation dwords 2k and 2k+1 serving two. Each dword
 // then sums 16 products (|sum| <= 16*15*128 < 2^15), so VPACKSSDW packs a
 // row's even- and odd-step sums into adjacent words exactly, and one
-// VPMADDWD by the rows' 6-bit scales gives the scaled sub-block sums (in
-// place of a VPMULLD, two micro-ops on Intel's cores), summed per block
-// (|sum| < 2^31). Per block and token the float sum gets
+// VPDPWSSD by the rows' 6-bit scales adds the scaled sub-block sums (in
+// place of a VPMULLD, two micro-ops on Intel's cores) to the token's
+// integer sum of the block (|sum| < 2^31). The activations come from the
+// batch's token tiles (x8mmArgs.a, Q8KBatch.tiles: a chunk of every token
+// of the tile is one stream, the scales D after the block's chunks), tokens
+// in pairs. Per block and token the float sum gets
 // -(dmin*D)*sum_j m_j*bsum_j (VPDPWSSD), then (d*D)*isum, in the order of
 // q4kx8AVX2 (which the level runs for one token), so a token's result
 // depends neither on the other tokens of the tile nor on the kernel.""")
     prologue(name, "SI", (ISUM, FSUM))
     e(f"{name}block:")
+    e("MOVQ DI, BX")
     # Scale byte planes k (8 rows each) at 32+8k: Y0 = planes 0-3, Y1 =
     # 4-7, Y2 = 8-11; ggml's get_scale_min_k4 for 8 rows at once.
     e("VMOVDQU 32(SI), Y0"); e("VMOVDQU 64(SI), Y1"); e("VMOVDQU 96(SI), Y2")
@@ -191,17 +195,18 @@ def q4kx8(name, emu):
                 e(f"VPUNPCKHDQ Y{2 * k + 1}, Y{2 * k}, Y{2 * k + 1}")
                 e(f"VMOVDQA Y8, Y{2 * k}")
             e(f"VPBROADCASTQ {SC + 8 * j}(R14), Y10"); e("VPSHUFB vnsc<>(SB), Y10, Y10")
-            e("MOVQ DI, AX"); e(f"LEAQ {ISUM}(R14), R10"); e("MOVQ 48(R8), CX")
+            # Tokens in pairs, from chunk p of the block in the tile (BX).
+            e("MOVQ BX, AX"); e(f"LEAQ {ISUM}(R14), R10"); e("MOVQ 48(R8), CX")
+            e("SHRQ $1, CX"); e(f"JZ {lbl}one")
             e(f"{lbl}:")
-            e("VPXOR Y9, Y9, Y9"); e("VPXOR Y11, Y11, Y11")
-            for k in range(4):
-                e(f"VPBROADCASTQ {4 + 64 * p + 32 * h + 8 * k}(AX), Y8")
-                vnni("busd", 9, 2 * k, 8, emu, 12)
-                vnni("busd", 11, 2 * k + 1, 8, emu, 12)
-            # Words [even, odd] of rows 0-3 | 4-7, times [sc_r, sc_r].
-            e("VPACKSSDW Y11, Y9, Y9"); e("VPMADDWD Y10, Y9, Y9")
-            e("VPADDD (R10), Y9, Y9"); e("VMOVDQU Y9, (R10)")
-            e("ADDQ R9, AX"); e("ADDQ $32, R10"); e("DECQ CX"); e(f"JNZ {lbl}")
+            q4tok(0, 9, 11, 8, emu, h)
+            q4tok(64, 13, 14, 15, emu, h, 32)
+            e("ADDQ $128, AX"); e("ADDQ $64, R10"); e("DECQ CX"); e(f"JNZ {lbl}")
+            e(f"{lbl}one:")
+            e("TESTQ $1, 48(R8)"); e(f"JZ {lbl}done")
+            q4tok(0, 9, 11, 8, emu, h)
+            e(f"{lbl}done:")
+        e("ADDQ R9, BX")
     # Per token: fsum -= (dmin*D)*msum, then fsum += (d*D)*isum; isum = 0.
     e("VCVTPH2PS 0(SI), Y10"); e("VCVTPH2PS 16(SI), Y11")
     for p in range(4):
@@ -209,7 +214,8 @@ def q4kx8(name, emu):
         # bsum pair [bs_2p, bs_2p+1] of the token.
         e(f"VMOVQ {MN + 16 * p}(R14), X0"); e(f"VMOVQ {MN + 16 * p + 8}(R14), X1")
         e("VPUNPCKLBW X1, X0, X0"); e(f"VPMOVZXBW X0, Y{4 + p}")
-    e("MOVQ DI, AX"); e(f"LEAQ {ISUM}(R14), R10"); e("MOVQ R13, R12")
+    # BX is at the tile's scales D now (past the block's four chunks).
+    e("MOVQ BX, AX"); e(f"LEAQ {ISUM}(R14), R10"); e("MOVQ R13, R12")
     e("MOVQ 40(R8), R11"); e("SHLQ $4, R11"); e("MOVQ 48(R8), CX")
     e(f"{name}fin:")
     e("VBROADCASTSS (AX), Y8")
@@ -225,9 +231,27 @@ def q4kx8(name, emu):
     e("VFNMADD231PS Y3, Y1, Y9"); e("VFMADD231PS Y2, Y0, Y9")
     e(f"VMOVUPS Y9, {FSUM - ISUM}(R10)")
     e("VPXOR Y2, Y2, Y2"); e("VMOVDQU Y2, (R10)")
-    e("ADDQ R9, AX"); e("ADDQ $32, R10"); e("ADDQ R11, R12"); e("DECQ CX"); e(f"JNZ {name}fin")
-    e("ADDQ $1152, SI"); e("ADDQ $292, DI"); e("ADDQ $16, R13"); e("DECQ DX"); e(f"JNZ {name}block")
+    e("ADDQ $4, AX"); e("ADDQ $32, R10"); e("ADDQ R11, R12"); e("DECQ CX"); e(f"JNZ {name}fin")
+    # The next block of the tile: 292 bytes a token.
+    e("MOVQ 48(R8), AX"); e("IMUL3Q $292, AX, AX"); e("ADDQ AX, DI")
+    e("ADDQ $1152, SI"); e("ADDQ $16, R13"); e("DECQ DX"); e(f"JNZ {name}block")
     store(name)
+
+
+def q4tok(off, ev, od, bc, emu, h, isum=0):
+    # One token of q4kx8: its chunk at off(AX), sub-block half h; the even-
+    # and odd-step sums in Yev and Yod, the broadcasts in Ybc, then the
+    # packed sums scaled by Y10 and added to its integer sum at isum(R10).
+    e(f"VPXOR Y{ev}, Y{ev}, Y{ev}"); e(f"VPXOR Y{od}, Y{od}, Y{od}")
+    for k in range(4):
+        e(f"VPBROADCASTQ {off + 32 * h + 8 * k}(AX), Y{bc}")
+        vnni("busd", ev, 2 * k, bc, emu, 12)
+        vnni("busd", od, 2 * k + 1, bc, emu, 12)
+    # Words [even, odd] of rows 0-3 | 4-7, times [sc_r, sc_r], added.
+    e(f"VPACKSSDW Y{od}, Y{ev}, Y{ev}")
+    e(f"VMOVDQU {isum}(R10), Y{od}")
+    vnni("wssd", od, ev, 10, emu, 12)
+    e(f"VMOVDQU Y{od}, {isum}(R10)")
 
 
 def q6kx8(name, emu):
