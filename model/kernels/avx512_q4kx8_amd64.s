@@ -16,7 +16,7 @@
 // words exactly, and one VPDPWSSD by the words [sc_r, sc_r] scales a
 // sub-block and adds it to the token's integer sum: no VPMULLD (two p0
 // micro-ops per 8 VPDPBUSD) and no separate add. The activations come from
-// the batch's token tiles (tilesZ), where a chunk of every token of the
+// the batch's token tiles (Q8KBatch.tiles), where a chunk of every token of the
 // tile is one stream.
 
 DATA mm0f<>+0(SB)/4, $0x0f0f0f0f

@@ -9,8 +9,11 @@
 // unpacking 16 weight vectors once for every token of the tile. Weights
 // stay unsigned (q+32, 0..63) for VPDPBUSD; the -32 is removed once per
 // block as 32*sum_j sc_j*bsum_j (VPDPWSSD on the Q8_K bsums), and the
-// 16-weight sub-block sums (|sum| <= 16*63*128) are scaled as dwords
-// (VPMULLD), so every integer part is exact.
+// 16-weight sub-block sums (|sum| <= 16*63*128, past 16 bits: the Q4_K
+// kernel's pairs of steps do not fit) are scaled as dwords (VPMULLD), so
+// every integer part is exact. Pass k of a half reads chunk 2n+k of the
+// batch's token tiles (Q8KBatch.tiles), tokens in pairs; the block's D and
+// bsums follow its chunks there.
 
 DATA q6m0f<>+0(SB)/4, $0x0f0f0f0f
 GLOBL q6m0f<>(SB), RODATA|NOPTR, $4
