@@ -198,7 +198,6 @@ func tileBase(lay []byte, off int) int {
 // nothing per product.
 type mmScratch struct {
 	mem [256 + 2*64*mmTile + 64]byte
-	bs  []int16
 	pk  []byte // plainmm: one 16-row tile in the interleaved layout
 }
 
