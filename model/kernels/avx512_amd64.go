@@ -269,21 +269,29 @@ func x8mm(w []byte, rows int, x *Q8KBatch, out []float32, ldo, bsize int, kern f
 	rb := nb * bsize
 	r16 := rows &^ 15
 	if r16 > 0 {
-		s := mmPool.Get().(*mmScratch)
-		tiles := newMMTiles(x, bsize, ldo, s)
-		for t0 := 0; t0 < b; t0 += mmTile {
-			p := tiles.at(t0)
-			for r0 := 0; r0 < r16; r0 += 16 {
-				p.w = unsafe.Pointer(&w[r0*rb])
-				p.out = unsafe.Pointer(&out[t0*ldo+r0])
-				kern(p)
-			}
-		}
-		mmPool.Put(s)
+		tiledMM(w, r16, 16, x, out, ldo, bsize, kern)
 	}
 	if r16 < rows {
 		matMulX8("x8mm", w[r16*rb:], rows-r16, a, b, out[r16:], ldo, bsize, mv, mv4)
 	}
+}
+
+// tiledMM runs kern over every group of step rows (rows a multiple of
+// step, bsize bytes per block) for every token tile of batch x, which the
+// kernel reads in its token tiles (Q8KBatch.tiles).
+func tiledMM(w []byte, rows, step int, x *Q8KBatch, out []float32, ldo, bsize int, kern func(*x8mmArgs)) {
+	rb := len(x.a) / x.b * bsize
+	s := mmPool.Get().(*mmScratch)
+	tiles := newMMTiles(x, bsize, ldo, s)
+	for t0 := 0; t0 < x.b; t0 += mmTile {
+		p := tiles.at(t0)
+		for r0 := 0; r0 < rows; r0 += step {
+			p.w = unsafe.Pointer(&w[r0*rb])
+			p.out = unsafe.Pointer(&out[t0*ldo+r0])
+			kern(p)
+		}
+	}
+	mmPool.Put(s)
 }
 
 // mmTiles sets the activation arguments of the 16-row K-quant kernels

@@ -52,7 +52,7 @@ var vnniAsm = vnniKernels{q4kx8: q4kx8VNNI, q6kx8: q6kx8VNNI, q80x8: q80x8VNNI, 
 func newAVXVNNITable(below table, k vnniKernels) table {
 	t := below
 	t.q4kx8mm = func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
-		x8VTiles(w, rows, x, out, ldo, k.q4kx8)
+		tiledMM(w, rows, Interleave, x, out, ldo, quant.BlockQ4_KSize, k.q4kx8)
 	}
 	_, t.q6kx84, t.q6kx8mm = x8Entries(quant.BlockQ6_KSize, k.q6kx8)
 	t.q80x8 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
@@ -115,23 +115,6 @@ func x8V(w []byte, rows int, a []quant.BlockQ8K, b int, out []float32, ldo, bsiz
 			p.w = unsafe.Pointer(&w[r0*rb])
 			p.out = unsafe.Pointer(&out[t0*ldo+r0])
 			kern(&p)
-		}
-	}
-	mmPool.Put(s)
-}
-
-// x8VTiles is x8V for the Q4_K kernel, which reads the batch's token
-// tiles (Q8KBatch.tiles) instead of its blocks.
-func x8VTiles(w []byte, rows int, x *Q8KBatch, out []float32, ldo int, kern func(*x8mmArgs)) {
-	rb := len(x.a) / x.b * quant.BlockQ4_KSize
-	s := mmPool.Get().(*mmScratch)
-	tiles := newMMTiles(x, quant.BlockQ4_KSize, ldo, s)
-	for t0 := 0; t0 < x.b; t0 += mmTile {
-		p := tiles.at(t0)
-		for r0 := 0; r0 < rows; r0 += Interleave {
-			p.w = unsafe.Pointer(&w[r0*rb])
-			p.out = unsafe.Pointer(&out[t0*ldo+r0])
-			kern(p)
 		}
 	}
 	mmPool.Put(s)
