@@ -379,6 +379,51 @@ func TestMatMulF16Strided(t *testing.T) {
 	})
 }
 
+// TestMatMulF16StridedGroups: a vector's products do not depend on the
+// vectors that come with it, bit for bit (attention computes 16 vectors at
+// once where it can, 4 where it cannot, and a token's result must not depend
+// on its batch): every batch against the same vectors 4 at a time and one
+// at a time, with and without acc, tails and partial row groups included.
+func TestMatMulF16StridedGroups(t *testing.T) {
+	forEachLevel(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(69, 70))
+		for _, n := range []int{1, 15, 16, 17, 100, 256} {
+			for _, rows := range []int{1, 5, 16, 17, 70} {
+				for _, b := range []int{16, 19, 32, 36} {
+					for _, acc := range []bool{false, true} {
+						name := fmt.Sprintf("n=%d rows=%d b=%d acc=%v", n, rows, b, acc)
+						ws, xs, ldo := n+5, n+3, rows+2
+						w := make([]byte, 2*((rows-1)*ws+n))
+						for i := 0; i+1 < len(w); i += 2 {
+							h := quant.FP32ToFP16(float32(r.NormFloat64()))
+							w[i], w[i+1] = byte(h), byte(h>>8)
+						}
+						x := make([]float32, (b-1)*xs+n)
+						for i := range x {
+							x[i] = float32(r.NormFloat64())
+						}
+						init := make([]float32, (b-1)*ldo+rows)
+						for i := range init {
+							init[i] = float32(r.NormFloat64())
+						}
+						all := slices.Clone(init)
+						MatMulF16Strided(w, ws, n, rows, x, xs, b, all, ldo, acc)
+						part := slices.Clone(init)
+						for t0 := 0; t0 < b; t0 += 4 {
+							MatMulF16Strided(w, ws, n, rows, x[t0*xs:], xs, min(4, b-t0), part[t0*ldo:], ldo, acc)
+						}
+						for i := range all {
+							if i%ldo < rows && math.Float32bits(all[i]) != math.Float32bits(part[i]) {
+								t.Fatalf("%s: vector %d row %d is %v in the batch, %v in groups of 4", name, i/ldo, i%ldo, all[i], part[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
 // ExpSum against the float64 exp at every level: relative error at most
 // 1e-6 per element (the float32 form's few ulps) and for the sum, zero or
 // a subnormal where the reference underflows, -Inf (a masked score) to 0,
@@ -432,12 +477,15 @@ func TestExpSum(t *testing.T) {
 // BenchmarkAttnF16: the two products of f16 attention for one KV head over
 // 2048 cached positions of a 256-wide head (the 1.7B's full-attention
 // layers): the scores of g query vectors against the keys, and the g
-// weight vectors times the transposed values (rows 4096 slots apart), with
-// g = 4 (one token's query heads) and 16 (a task of 4 tokens), each
-// product and level on its own, in GMAC per second of the thread's CPU
-// time.
+// weight vectors times the transposed values (rows 4096 slots apart), all
+// 2048 positions in one product ("values") or a block of 256 as the engine
+// sums them ("block"), with g = 4 (one token's query heads) and 16 (a task
+// of 4 tokens), each product and level on its own, in GMAC per second of
+// the thread's CPU time.
 func BenchmarkAttnF16(b *testing.B) {
-	const d, n, capacity = 256, 2048, 4096
+	// block: the engine's value products go by blocks of 256 positions, for
+	// weight vectors as long as the span (2,100: the agent's first prompt).
+	const d, n, capacity, block, span = 256, 2048, 4096, 256, 2100
 	r := rand.New(rand.NewPCG(65, 66))
 	half := func(m int) []byte {
 		w := make([]byte, 2*m)
@@ -450,7 +498,7 @@ func BenchmarkAttnF16(b *testing.B) {
 	k, v := half(n*d), half(d*capacity)
 	for _, g := range []int{4, 16} {
 		q := make([]float32, g*d)
-		p := make([]float32, g*n)
+		p := make([]float32, g*span)
 		for i := range q {
 			q[i] = float32(r.NormFloat64())
 		}
@@ -460,7 +508,7 @@ func BenchmarkAttnF16(b *testing.B) {
 		sc := make([]float32, g*n)
 		o := make([]float32, g*d)
 		for _, l := range Levels() {
-			for _, what := range []string{"keys", "values"} {
+			for _, what := range []string{"keys", "values", "block"} {
 				b.Run(fmt.Sprintf("g=%d/%s/%s", g, what, l), func(b *testing.B) {
 					if err := SetISA(l); err != nil {
 						b.Fatal(err)
@@ -470,14 +518,21 @@ func BenchmarkAttnF16(b *testing.B) {
 					defer runtime.UnlockOSThread()
 					cpu0 := threadCPU()
 					for b.Loop() {
-						if what == "keys" {
+						switch what {
+						case "keys":
 							MatMulF16Strided(k, d, d, n, q, d, g, sc, n, false)
-						} else {
+						case "values":
 							MatMulF16Strided(v, capacity, n, d, p, n, g, o, d, true)
+						default:
+							MatMulF16Strided(v, capacity, block, d, p, span, g, o, d, true)
 						}
 					}
+					m := n
+					if what == "block" {
+						m = block
+					}
 					if cpu := (threadCPU() - cpu0).Seconds(); cpu > 0 {
-						b.ReportMetric(float64(g*n*d)*float64(b.N)/cpu/1e9, "GMAC/cpu-s")
+						b.ReportMetric(float64(g*m*d)*float64(b.N)/cpu/1e9, "GMAC/cpu-s")
 					}
 				})
 			}

@@ -62,6 +62,9 @@ type table struct {
 	// (floatx4.go), like q4k4.
 	f164  floatX4
 	bf164 floatX4
+	// f1616 is f164 for 16 activation vectors, each vector's result f164's
+	// bit for bit; nil runs f164 on groups of 4.
+	f1616 floatX4
 	dot   func(a, b []float32) float32
 	// q8k is QuantizeQ8K; nil runs quant.QuantizeQ8K.
 	q8k  func(x []float32, y []quant.BlockQ8K)

@@ -277,28 +277,38 @@ func TestReuseAndTruncate(t *testing.T) {
 	}
 }
 
-// With the f16 cache and 4 query heads per KV head (gqa), the attention of
-// full-attention layers takes 4 tokens per task (f16Group); a token's
-// result must not depend on how the prompt was split into batches (so a
-// reused cache equals a fresh one, as above). The vector path: tile
-// attention (amx) takes large batches only and sums in its own order.
+// With the f16 cache and 4 query heads per KV head (gqa), f16 attention
+// takes 4 tokens per task (f16Group); a token's result must not depend on
+// how the prompt was split into batches (so a reused cache equals a fresh
+// one, as above). The prompt is long enough for groups whose tokens all see
+// whole blocks of attnBlock values (one product for the group's 16 weight
+// vectors) and for the blocks only some of them see (a product per token):
+// the block that holds the diagonal, and in sliding layers the first block
+// of each window, with the preset's window (8) and one of 300 (the block
+// in the middle of the window shared). The vector path: tile attention
+// (amx) takes large batches only and sums in its own order.
 func TestF16GroupsDoNotDependOnBatch(t *testing.T) {
-	m := randomModel(t, "gqa", "f32", 11)
-	toks := randomTokens(2*m.Config.Window+7, m.Config.Vocab, 3)
-	tol := 0.0 // bit for bit where the kernels are batch invariant
-	if !m.BatchInvariant() {
-		tol = 1e-5
-	}
-	var want []float32
-	for _, batch := range []int{1, 3, 4, 7, 64} {
-		e, _ := NewEngine(m, Options{Batch: batch, KV: KVF16, vectorAttention: true})
-		got := evalAll(t, e, toks)
-		if want == nil {
-			want = got
-			continue
+	for _, window := range []int{0, 300} {
+		m := randomModel(t, "gqa", "f32", 11)
+		if window > 0 {
+			m.Config.Window = window
 		}
-		if d := maxDiff32(got, want); d > tol {
-			t.Errorf("batch %d: logits differ from batch 1 by %g", batch, d)
+		toks := randomTokens(2*attnBlock+m.Config.Window+7, m.Config.Vocab, 3)
+		tol := 0.0 // bit for bit where the kernels are batch invariant
+		if !m.BatchInvariant() {
+			tol = 1e-5
+		}
+		var want []float32
+		for _, batch := range []int{1, 3, 4, 7, 64} {
+			e, _ := NewEngine(m, Options{Batch: batch, KV: KVF16, vectorAttention: true})
+			got := evalAll(t, e, toks)
+			if want == nil {
+				want = got
+				continue
+			}
+			if d := maxDiff32(got, want); d > tol {
+				t.Errorf("window %d, batch %d: logits differ from batch 1 by %g", m.Config.Window, batch, d)
+			}
 		}
 	}
 }

@@ -141,36 +141,34 @@ func (e *engine) storeF16(w int, kv *kvBuf, s, h int, val bool, x []float32) {
 }
 
 // attnGroup is the number of tokens whose queries an f16 attention task
-// of a full-attention layer takes together: at 2k positions one KV head's
-// keys and values are 2 MiB, so a task per token would read them from
-// beyond L2 for 4 query vectors; a task of 4 tokens reads them once for 16.
+// takes together: their 4 x g query vectors go through one product with
+// the keys, and, for the blocks of values they all see, one product with
+// the values, so that each key and value is converted from f16 once for
+// 16 vectors (kernels.MatMulF16Strided) and, at 2k positions of a full
+// layer (2 MiB of one KV head's keys and values), read from beyond L2 once
+// per 4 tokens.
 const attnGroup = 4
 
 // f16Group returns the tokens per f16 attention task in layer l:
-// attnGroup where all of them see the same first position (full
-// attention), 1 in sliding layers, whose windows start at different
-// positions and whose keys and values (a window of 512) stay in L2 anyway.
-// The tokens of a group are consecutive tokens of one sequence, so every
-// token's products cover its own span plus, in a group, the later
-// positions of the group with weights of exactly 0. Only where a token's g
-// query vectors are whole groups of 4 for kernels.MatMulF16Strided: then
-// they take the same kernel alone or in a group, and a token's result does
-// not depend on the batch it came in.
+// attnGroup where a token's g query vectors are whole groups of 4 for
+// kernels.MatMulF16Strided (then they take the same kernels alone or in a
+// group, and a token's result does not depend on the batch it came in),
+// else 1. The tokens of a group are consecutive tokens of one sequence.
 func (e *engine) f16Group(l int) int {
-	if e.c.Sliding[l] || (e.c.Heads/e.c.KVHeads)%4 != 0 {
+	if (e.c.Heads/e.c.KVHeads)%4 != 0 {
 		return 1
 	}
 	return attnGroup
 }
 
 // attendF16 computes the g query heads that share KV head kh, for rows
-// t0..t1-1 of the step, which belong to span sp (one row in sliding
-// layers): the scores of all their queries against each run of contiguous
-// key slots of the union of their spans in one MatMulF16Strided (which
-// converts every key once for all queries), softmax of each token's own
-// span (0 for the later positions), then the outputs as the products of
-// the weight vectors with the run's slice of the transposed value rows,
-// again one call per run.
+// t0..t1-1 of the step, which belong to span sp: the scores of all their
+// queries against each run of contiguous key slots of the union of the
+// positions they see, in one MatMulF16Strided per run (which converts
+// every key once for all queries); softmax of each token's own positions
+// (weight 0 elsewhere: the later tokens' positions, and in sliding layers
+// the positions before its window); then the outputs as the products of
+// the weight vectors with the transposed value rows, block by block.
 func (e *engine) attendF16(w int, sp *span, kh, t0, t1 int) {
 	c := &e.c
 	l := e.cur.layer
@@ -179,11 +177,17 @@ func (e *engine) attendF16(w int, sp *span, kh, t0, t1 int) {
 	nt := t1 - t0
 	G := g * nt // query vectors
 	pos := sp.p0 + t1 - 1 - sp.t0
-	first := 0
+	win := pos + 1 // the positions a token sees: all of them, or its window
 	if c.Sliding[l] {
-		first = max(0, sp.p0+t0-sp.t0-c.Window+1)
+		win = c.Window
 	}
+	first := max(0, pos-(nt-1)-win+1)
 	n := pos - first + 1
+	// sees returns the positions token t0+i sees, lo..hi-1 of the n.
+	sees := func(i int) (lo, hi int) {
+		last := pos - (nt - 1 - i)
+		return max(0, last-win+1) - first, last - first + 1
+	}
 	if need := G * n; len(e.gsc[w]) < need {
 		e.gsc[w] = make([]float32, max(need, 2*len(e.gsc[w])))
 	}
@@ -205,9 +209,10 @@ func (e *engine) attendF16(w int, sp *span, kh, t0, t1 int) {
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	for v := range G {
 		row := sc[v*n : (v+1)*n]
-		m := n - (nt - 1 - v/g) // token t0+v/g sees n minus the later tokens
-		softmax(row[:m], scale)
-		clear(row[m:])
+		lo, hi := sees(v / g)
+		clear(row[:lo])
+		softmax(row[lo:hi], scale)
+		clear(row[hi:])
 	}
 	kernels.RoundF16(sc)
 	// The outputs, [token][head][dim], go to q (no longer needed) and
@@ -216,9 +221,11 @@ func (e *engine) attendF16(w int, sp *span, kh, t0, t1 int) {
 	// vectors over its own positions of the block in one product, so a
 	// token's sums depend only on its positions: not on the tokens it is
 	// grouped with, nor on where the runs of slots begin and end (a ring's
-	// wrap, a shared prefix). A block that spans two runs is gathered
-	// first. A block's values (128 KiB at 256 positions) stay in L2 while
-	// the group's tokens pass.
+	// wrap, a shared prefix). A block every token of the group sees whole
+	// is one product for all G vectors, which gives each vector what it
+	// gives alone. A block that spans two runs is gathered first. A
+	// block's values (128 KiB at 256 positions) stay in L2 while the
+	// group's tokens pass.
 	clear(q)
 	ri := 0
 	for p0 := first; p0 < first+n; {
@@ -237,12 +244,22 @@ func (e *engine) attendF16(w int, sp *span, kh, t0, t1 int) {
 		} else {
 			vals = e.gatherV(w, runs[ri:], kh, j0, m)
 		}
+		whole := true
 		for i := range nt {
-			// Token t0+i sees the span's first n-(nt-1-i) positions; its
-			// g weight vectors are sc[(i*g+h)*n:], n apart.
-			mi := min(m, n-(nt-1-i)-j0)
-			if mi > 0 {
-				kernels.MatMulF16Strided(vals, ws, mi, hd, sc[i*g*n+j0:], n, g, q[i*g*hd:], hd, true)
+			lo, hi := sees(i)
+			whole = whole && lo <= j0 && hi >= j0+m
+		}
+		if whole {
+			kernels.MatMulF16Strided(vals, ws, m, hd, sc[j0:], n, G, q, hd, true)
+		} else {
+			for i := range nt {
+				// Token t0+i's positions a..b-1 of the block; its g weight
+				// vectors are sc[(i*g+h)*n:], n apart.
+				lo, hi := sees(i)
+				a, b := max(lo, j0), min(hi, j0+m)
+				if a < b {
+					kernels.MatMulF16Strided(vals[2*(a-j0):], ws, b-a, hd, sc[i*g*n+a:], n, g, q[i*g*hd:], hd, true)
+				}
 			}
 		}
 		p0 = p1
