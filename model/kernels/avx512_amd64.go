@@ -105,9 +105,9 @@ func newAVX512Table(below table, hasBF16 bool) table {
 	t.f164 = func(w []byte, ws int, x []float32, xs, n, rows int, out []float32, ldo int, acc bool) {
 		f16x4Z(&w[0], ws, &x[0], xs, n, rows, &out[0], ldo, acc)
 	}
-	t.f1616 = func(w []byte, ws int, x []float32, xs, n, rows int, out []float32, ldo int, acc bool) {
+	t.f1616 = func(w []byte, ws int, x []float32, n, rows int, out []float32, ldo int, acc bool) {
 		var s [256]float32
-		f16x16Z(&w[0], ws, &x[0], xs, n, rows, &out[0], ldo, acc, &s[0])
+		f16x16Z(&w[0], ws, &x[0], n, rows, &out[0], ldo, acc, &s[0])
 	}
 	_ = hasBF16
 	return t
@@ -493,11 +493,11 @@ func expSumZ(x *float32, n int, scale, mx float32) float64
 //go:noescape
 func f16x4Z(w *byte, ws int, x *float32, xs, n, rows int, out *float32, ldo int, acc bool)
 
-// f16x16Z is f16x4Z for 16 vectors, s 256 floats of scratch
-// (f16x16z_amd64.s).
+// f16x16Z is f16x4Z for 16 vectors f16x16Stride floats apart, s 256
+// floats of scratch (f16x16z_amd64.s).
 //
 //go:noescape
-func f16x16Z(w *byte, ws int, x *float32, xs, n, rows int, out *float32, ldo int, acc bool, s *float32)
+func f16x16Z(w *byte, ws int, x *float32, n, rows int, out *float32, ldo int, acc bool, s *float32)
 
 //go:noescape
 func dotRows512(q, k *float32, stride, n, d int, out *float32)

@@ -2,11 +2,11 @@
 
 #include "textflag.h"
 
-// func f16x16Z(w *byte, ws int, x *float32, xs, n, rows int, out *float32, ldo int, acc bool, s *float32)
+// func f16x16Z(w *byte, ws int, x *float32, n, rows int, out *float32, ldo int, acc bool, s *float32)
 //
 // f16x4Z's contract for 16 activation vectors at once: rows rows of n IEEE
-// halves (row stride ws halves) times 16 vectors of n floats (stride xs
-// floats); out[t*ldo+r] receives (or, with acc, has added to it) row r
+// halves (row stride ws halves) times 16 vectors of n floats (XS bytes
+// apart); out[t*ldo+r] receives (or, with acc, has added to it) row r
 // against vector t. s is 256 floats of scratch. Its caller is attention
 // over the f16 KV cache with 16 query or weight vectors (4 tokens of 4
 // heads): each row's 16 weights are converted once (VCVTPH2PS) for all 16
@@ -25,32 +25,36 @@
 // vector t; 16 rows of them are stored to s and transposed (TRANSPOSE16)
 // into 16 registers, vector t's sums of the 16 rows, stored with a row mask.
 //
-// Registers: R14 the row, R15 the row stride in bytes; DI vectors 0-7 and
-// R13 vectors 8-15 (R12 = xs, BX = 3xs, R10 = 5xs, R11 = 7xs bytes apart);
-// R8 out at the row group; DX the rows left; R9 the row within the group;
-// AX s; K1 the tail mask, K2 the row mask.
+// Registers: R14 the row, R15 the row stride in bytes; DI the vectors'
+// chunk; R8 out at the row group; DX the rows left; R9 the row within the
+// group; AX s; K1 the tail mask, K2 the row mask.
+
+// XS is the bytes from one vector to the next: 4*f16x16Stride
+// (avx512_amd64.go). A fixed stride lets every FMA address its vector by
+// displacement: an indexed memory operand would not stay micro-fused.
+#define XS 2112
 
 // FMA16(F): the 16 FMAs of chunk Z16 against the 16 vectors' chunk in
 // memory, by F: FMA, or FMAK (masked: masked lanes keep their sums).
 #define FMA(m, z) VFMADD231PS m, Z16, z
 #define FMAK(m, z) VFMADD231PS m, Z16, K1, z
 #define FMA16(F) \
-	F((DI), Z0) \
-	F((DI)(R12*1), Z1) \
-	F((DI)(R12*2), Z2) \
-	F((DI)(BX*1), Z3) \
-	F((DI)(R12*4), Z4) \
-	F((DI)(R10*1), Z5) \
-	F((DI)(BX*2), Z6) \
-	F((DI)(R11*1), Z7) \
-	F((R13), Z8) \
-	F((R13)(R12*1), Z9) \
-	F((R13)(R12*2), Z10) \
-	F((R13)(BX*1), Z11) \
-	F((R13)(R12*4), Z12) \
-	F((R13)(R10*1), Z13) \
-	F((R13)(BX*2), Z14) \
-	F((R13)(R11*1), Z15)
+	F(0(DI), Z0) \
+	F(XS(DI), Z1) \
+	F(2*XS(DI), Z2) \
+	F(3*XS(DI), Z3) \
+	F(4*XS(DI), Z4) \
+	F(5*XS(DI), Z5) \
+	F(6*XS(DI), Z6) \
+	F(7*XS(DI), Z7) \
+	F(8*XS(DI), Z8) \
+	F(9*XS(DI), Z9) \
+	F(10*XS(DI), Z10) \
+	F(11*XS(DI), Z11) \
+	F(12*XS(DI), Z12) \
+	F(13*XS(DI), Z13) \
+	F(14*XS(DI), Z14) \
+	F(15*XS(DI), Z15)
 
 // HALVES(a, b, d): d = [a.L0+a.L2, a.L1+a.L3, b.L0+b.L2, b.L1+b.L3] (128-bit
 // lanes): each accumulator's lane i + lane i+8, a's in the lower half.
@@ -156,19 +160,14 @@
 	LANES4(Z6, Z10, Z14, Z18, Z22, Z26, Z27, Z23) \
 	LANES4(Z7, Z11, Z15, Z19, Z4, Z5, Z6, Z7)
 
-TEXT ·f16x16Z(SB), NOSPLIT, $0-80
+TEXT ·f16x16Z(SB), NOSPLIT, $0-72
 	MOVQ w+0(FP), R14
 	MOVQ ws+8(FP), R15
 	SHLQ $1, R15
-	MOVQ xs+24(FP), R12
-	SHLQ $2, R12
-	LEAQ (R12)(R12*2), BX
-	LEAQ (R12)(R12*4), R10
-	LEAQ (BX)(R12*4), R11
-	MOVQ rows+40(FP), DX
-	MOVQ out+48(FP), R8
-	MOVQ s+72(FP), AX
-	MOVQ n+32(FP), CX
+	MOVQ rows+32(FP), DX
+	MOVQ out+40(FP), R8
+	MOVQ s+64(FP), AX
+	MOVQ n+24(FP), CX
 	ANDQ $15, CX
 	MOVL $1, SI
 	SHLL CX, SI
@@ -183,8 +182,7 @@ group:
 row:
 	MOVQ R14, SI
 	MOVQ x+16(FP), DI
-	LEAQ (DI)(R12*8), R13
-	MOVQ n+32(FP), CX
+	MOVQ n+24(FP), CX
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -210,7 +208,6 @@ chunk:
 	FMA16(FMA)
 	ADDQ $32, SI
 	ADDQ $64, DI
-	ADDQ $64, R13
 	SUBQ $16, CX
 	JMP  chunk
 
@@ -241,10 +238,10 @@ put:
 	DECL  SI
 	KMOVW SI, K2
 	TRANSPOSE16
-	MOVQ  ldo+56(FP), CX
+	MOVQ  ldo+48(FP), CX
 	SHLQ  $2, CX
 	MOVQ  R8, SI
-	CMPB  acc+64(FP), $0
+	CMPB  acc+56(FP), $0
 	JEQ   store
 
 	// Every output is read before any is written: with ldo = 0 they are

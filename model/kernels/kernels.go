@@ -62,9 +62,10 @@ type table struct {
 	// (floatx4.go), like q4k4.
 	f164  floatX4
 	bf164 floatX4
-	// f1616 is f164 for 16 activation vectors, each vector's result f164's
-	// bit for bit; nil runs f164 on groups of 4.
-	f1616 floatX4
+	// f1616 is f164 for 16 activation vectors f16x16Stride floats apart
+	// and n <= f16Wide, each vector's result f164's bit for bit; nil runs
+	// f164 on groups of 4.
+	f1616 func(w []byte, ws int, x []float32, n, rows int, out []float32, ldo int, acc bool)
 	dot   func(a, b []float32) float32
 	// q8k is QuantizeQ8K; nil runs quant.QuantizeQ8K.
 	q8k  func(x []float32, y []quant.BlockQ8K)
