@@ -977,10 +977,8 @@ func (e *engine) doResidual(w, ch int, wt *Weight, a *acts) {
 	r1 := min(H, r0+e.cur.chunk)
 	mulRows(wt, a, r0, r1, e.tmp, H, e.opts.FloatActivations, e.rowbuf[w])
 	for t := 0; t < e.cur.b; t++ {
-		x, d := e.x[t*H+r0:t*H+r1], e.tmp[t*H+r0:t*H+r1]
-		for i := range x {
-			x[i] += d[i]
-		}
+		// x + 1*d rounds as x + d: the same sums, vectorised.
+		kernels.Axpy(1, e.tmp[t*H+r0:t*H+r1], e.x[t*H+r0:t*H+r1])
 	}
 }
 
