@@ -166,8 +166,7 @@ const f16Rows = 64
 // the kernel reads every row against the 16 vectors' elements, which must
 // stay in L1 (16 x 512 floats, 32 KiB); with 2048, reading them from L2
 // for every row, it ran at 0.57-0.59 of groups of 4 (BenchmarkAttnF16's
-// values).
-// Attention's value products are blocks of 256 positions.
+// values). Attention's value products are blocks of 256 positions.
 const f16Wide = 512
 
 // MatMulF16Strided sets out[t*ldo+r] to quant.DotF16(row r of w, x[t*xs :
@@ -193,6 +192,8 @@ func MatMulF16Strided(w []byte, ws, n, rows int, x []float32, xs, b int, out []f
 		// depend on the vectors that come with it (the engine's results do
 		// not depend on how a prompt is split into batches): rows are only
 		// ever split into whole rows.
+		// Whole groups of 16 vectors go first where the level has a
+		// kernel for them; it reads each row once for all 16.
 		if cur.f1616 != nil && n <= f16Wide {
 			t = matMulF16x16(w, ws, n, rows, x, xs, b, out, ldo, acc)
 		}
