@@ -35,6 +35,7 @@ type Settings struct {
 	Repack      bool     // interleave K-quant weights in the background after loading
 	Constrain   bool     // constrained answers in the in-process engine
 	PromptCache bool     // keep the fixed prompt prefix's KV state on disk
+	WeightCache bool     // keep the repacked (interleaved) weights on disk
 	KVType      string   // KV cache element type of the in-process engine: f16 or f32
 	Sensitive   []string // labels whose taps always wait for approval
 	Temperature float64  // sampling temperature; 0 is greedy decoding
@@ -116,6 +117,7 @@ var Keys = []Key{
 	{"repack", "DROIDGO_REPACK", "bool", "true", "interleave the model's Q4_K/Q6_K/Q8_0 weights in the background after loading, for faster decoding (false: keep the file's layout)", func(s *Settings) any { return &s.Repack }},
 	{"constrain", "DROIDGO_CONSTRAIN", "bool", "true", "limit the in-process model's answers to valid tool calls", func(s *Settings) any { return &s.Constrain }},
 	{"prompt_cache", "DROIDGO_PROMPT_CACHE", "bool", "true", "keep the KV state of the fixed prompt prefix (system prompt and tools) in $XDG_CACHE_HOME/droidgo/kv and load it in the next run instead of recomputing it", func(s *Settings) any { return &s.PromptCache }},
+	{"weights_cache", "DROIDGO_WEIGHTS_CACHE", "bool", "true", "keep the repack's interleaved weights in $XDG_CACHE_HOME/droidgo/weights (about the model file's size) and map them in the next run instead of copying them into fresh memory again", func(s *Settings) any { return &s.WeightCache }},
 	{"kv_type", "DROIDGO_KV_TYPE", "string", "f16", "KV cache type of the in-process engine: f16 (half the memory, llama.cpp's default) or f32", func(s *Settings) any { return &s.KVType }},
 	{"sensitive", "DROIDGO_SENSITIVE", "list", strings.Join(loop.DefaultSensitive, ","), "labels whose taps always wait for approval (comma-separated in the environment)", func(s *Settings) any { return &s.Sensitive }},
 	{"temperature", "DROIDGO_TEMPERATURE", "float", formatFloat(DefaultTemperature), "sampling temperature of the model's turns (0: greedy, always the most likely token)", func(s *Settings) any { return &s.Temperature }},

@@ -109,8 +109,13 @@ func TestRunPromptCacheSetting(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", tc.name, r.code, r.stderr)
 		}
 		o := h.run(context.Background(), "cache", "ls", "--json")
-		saved := !strings.Contains(o.stdout, `"entries":[]`)
-		if saved != tc.saved {
+		var ls struct {
+			Entries []cacheEntryJSON `json:"entries"`
+		}
+		if err := json.Unmarshal([]byte(o.stdout), &ls); err != nil {
+			t.Fatalf("cache ls: %v: %s", err, o.stdout)
+		}
+		if saved := len(ls.Entries) > 0; saved != tc.saved {
 			t.Errorf("%s: saved = %v: %s", tc.name, saved, o.stdout)
 		}
 	}

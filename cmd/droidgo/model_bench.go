@@ -13,9 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/droidgo/droidgo/internal/cpuset"
+	"github.com/droidgo/droidgo/internal/termsafe"
 	"github.com/droidgo/droidgo/model"
 	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/droidgo/droidgo/model/spark"
+	"github.com/droidgo/droidgo/model/weightcache"
 )
 
 // benchResult is the --json output of model bench; the field names follow
@@ -45,7 +47,7 @@ type modelBenchOptions struct {
 
 	nPrompt, nGen, depth, reps, batch int
 	cores                             coreFlags
-	json, preload, repack             bool
+	json, preload, repack, wcache     bool
 	gelu, cpuProfile, parallel        string
 	seed                              uint64
 
@@ -112,6 +114,7 @@ after an untimed one). --json then prints exactly
 	f.BoolVar(&o.json, "json", false, "print one JSON object")
 	f.BoolVar(&o.preload, "preload", false, "copy the weights into anonymous (huge-page) memory at load instead of reading the file mapping (no repacking)")
 	f.BoolVar(&o.repack, "repack", true, "interleave the Q4_K, Q6_K and Q8_0 matrices into 8-row groups in the background after loading, for the faster kernels (the timed tests wait for it)")
+	f.BoolVar(&o.wcache, "weights-cache", true, "with --repack, map the interleaved weights from the weights cache ($XDG_CACHE_HOME/droidgo/weights) when it has them, and keep them there when not")
 	f.StringVar(&o.gelu, "gelu", "table", "GELU: table (llama.cpp's), tanh or erf")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the timed tests to this file (-p 0 or -n 0 to profile one)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the random token ids")
@@ -179,7 +182,11 @@ func runModelBench(o *modelBenchOptions) error {
 			return err
 		}
 	case o.repack:
-		if repacking, err = m.StartRepack(); err != nil {
+		var cache *weightcache.Cache
+		if o.wcache {
+			cache = &weightcache.Cache{Dir: weightcache.Dir(d.getenv), Warn: func(s string) { fmt.Fprintf(d.stderr, "droidgo: warning: %s\n", s) }}
+		}
+		if repacking, err = m.StartRepack(cache); err != nil {
 			return err
 		}
 	}
@@ -229,7 +236,11 @@ func runModelBench(o *modelBenchOptions) error {
 		return err
 	}
 	if _, took := m.RepackStats(); repacking > 0 {
-		o.note("moved %.0f MB of weights into huge pages in the background (the interleaved layouts) in %.2f s", float64(repacking)/1e6, took.Seconds())
+		if p := m.RepackCached(); p != "" {
+			o.note("mapped %.0f MB of weights (the interleaved layouts) from the weights cache, %s", float64(repacking)/1e6, termsafe.Line(p))
+		} else {
+			o.note("moved %.0f MB of weights (the interleaved layouts) in the background in %.2f s", float64(repacking)/1e6, took.Seconds())
+		}
 	}
 	var at *spark.State // the -d context every run starts from
 	if o.depth > 0 {

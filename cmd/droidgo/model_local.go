@@ -10,6 +10,7 @@ import (
 	"github.com/droidgo/droidgo/model/kvcache"
 	"github.com/droidgo/droidgo/model/local"
 	"github.com/droidgo/droidgo/model/spark"
+	"github.com/droidgo/droidgo/model/weightcache"
 )
 
 // localOpts are what a command sets beyond the configuration.
@@ -42,6 +43,9 @@ func openLocalWith(cfg *config.Config, path string, o localOpts) (*local.Backend
 		if info, err := o.meminfo(); err == nil {
 			opts.Memory, opts.Sequences = &info, o.sequences
 		}
+	}
+	if cfg.Repack && cfg.WeightCache {
+		opts.WeightsCache = &weightcache.Cache{Dir: weightcache.Dir(o.getenv), Warn: warnf}
 	}
 	if cfg.PromptCache && !o.cold {
 		opts.PromptCache = &kvcache.Cache{Dir: kvcache.Dir(o.getenv), Warn: warnf}

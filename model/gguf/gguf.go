@@ -8,11 +8,14 @@
 package gguf
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 
+	"github.com/droidgo/droidgo/internal/cachedir"
 	"github.com/droidgo/droidgo/model/quant"
 )
 
@@ -90,6 +93,9 @@ type File struct {
 	DataOffset int64
 	// Size is the file size in bytes.
 	Size int64
+	// Stat is the mapped file's status when it was opened (nil for
+	// OpenBytes).
+	Stat os.FileInfo
 
 	keys    []string
 	kv      map[string]any
@@ -97,6 +103,17 @@ type File struct {
 	tensors []*Tensor
 	byName  map[string]*Tensor
 	unmap   func() error
+	data    []byte // the whole file
+}
+
+// Identity is the file's identity for cache keys (cachedir.Identity of the
+// mapped file; nil for OpenBytes): caches built from its weights are keyed
+// with it.
+func (f *File) Identity() []byte {
+	if f.Stat == nil {
+		return nil
+	}
+	return cachedir.Identity(f.Stat, bytes.NewReader(f.data))
 }
 
 // Close releases the file mapping. Tensor data must not be used afterwards.

@@ -40,6 +40,7 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	f.unmap = unmap
+	f.Stat, f.data = st, data
 	return f, nil
 }
 

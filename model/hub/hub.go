@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/droidgo/droidgo/internal/cachedir"
 )
 
 // Defaults of `droidgo pull`.
@@ -56,15 +58,7 @@ func CacheDir(getenv func(string) string) string {
 	if d := getenv("DROIDGO_CACHE"); d != "" {
 		return d
 	}
-	base := getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home := getenv("HOME")
-		if home == "" {
-			home, _ = os.UserHomeDir()
-		}
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "droidgo", "models")
+	return filepath.Join(cachedir.Base(getenv), "models")
 }
 
 func (c *Client) endpoint() string {

@@ -46,6 +46,11 @@ import (
 //	             qs[4i:4i+4] at +4r
 const Interleave = 8
 
+// RepackFormat versions the bytes Repack writes. Interleaved weights are
+// kept across runs in the weights cache, keyed with it, so any change of
+// the layout must change it (TestRepackFormat pins the bytes).
+const RepackFormat = 1
+
 // Repackable reports whether t has an interleaved layout.
 func Repackable(t quant.Type) bool { return t == quant.Q4_K || t == quant.Q6_K || t == quant.Q8_0 }
 

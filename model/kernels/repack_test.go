@@ -2,9 +2,13 @@ package kernels
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/droidgo/droidgo/model/quant"
@@ -364,5 +368,45 @@ func BenchmarkMatMulX8(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+var updateRepackFormat = flag.Bool("update-repack-format", false, "rewrite testdata/repack_format.golden (after bumping RepackFormat if the bytes changed)")
+
+// The weights cache keeps Repack's bytes across runs, keyed with
+// RepackFormat: the bytes of each layout are pinned here, so a change of a
+// layout fails until RepackFormat is bumped and the golden file rewritten.
+func TestRepackFormat(t *testing.T) {
+	var out strings.Builder
+	fmt.Fprintf(&out, "format %d\n", RepackFormat)
+	for _, typ := range []quant.Type{quant.Q4_K, quant.Q6_K, quant.Q8_0} {
+		const rows, cols = 16, 512
+		r := rand.New(rand.NewPCG(uint64(typ), 7))
+		src := make([]byte, rows*typ.RowSize(cols))
+		for i := range src {
+			src[i] = byte(r.Uint32())
+		}
+		dst := make([]byte, len(src))
+		if err := Repack(typ, dst, src, rows, cols); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "%v %x\n", typ, sha256.Sum256(dst))
+	}
+	const golden = "testdata/repack_format.golden"
+	old, err := os.ReadFile(golden)
+	if *updateRepackFormat {
+		if err == nil && string(old) != out.String() && strings.HasPrefix(string(old), fmt.Sprintf("format %d\n", RepackFormat)) {
+			t.Fatalf("the interleaved bytes changed: bump RepackFormat before rewriting %s", golden)
+		}
+		if err := os.WriteFile(golden, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(old) != out.String() {
+		t.Errorf("Repack's bytes are not those of %s:\n%s\nwant:\n%s\nA changed layout needs RepackFormat bumped (weights caches hold the old one), then -update-repack-format.", golden, out.String(), old)
 	}
 }

@@ -24,9 +24,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
+
+	"github.com/droidgo/droidgo/internal/cachedir"
 )
 
 // Version is the file format's version; it is part of every key too.
@@ -43,29 +43,13 @@ const (
 // Dir returns the cache directory: $XDG_CACHE_HOME/droidgo/kv, else
 // ~/.cache/droidgo/kv.
 func Dir(getenv func(string) string) string {
-	base := getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home := getenv("HOME")
-		if home == "" {
-			home, _ = os.UserHomeDir()
-		}
-		base = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(base, "droidgo", "kv")
+	return filepath.Join(cachedir.Base(getenv), "kv")
 }
 
 // Key hashes the parts (length-prefixed, so no two lists collide) with the
 // format version into an entry's key.
 func Key(parts ...[]byte) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "droidgo kv cache v%d\n", Version)
-	for _, p := range parts {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(p)))
-		h.Write(n[:])
-		h.Write(p)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return cachedir.Key(fmt.Sprintf("droidgo kv cache v%d\n", Version), parts...)
 }
 
 // Meta describes an entry for listing.
@@ -110,20 +94,11 @@ func (c *Cache) max() int64 {
 
 func (c *Cache) path(key string) string { return filepath.Join(c.Dir, key+suffix) }
 
-// validKey reports whether key is a hex hash (never a path).
-func validKey(key string) bool {
-	if len(key) != 64 {
-		return false
-	}
-	_, err := hex.DecodeString(key)
-	return err == nil
-}
-
 // Load returns the payload stored under key. A missing entry is a miss; a
 // damaged, truncated or foreign one is reported through Warn, removed, and
 // a miss.
 func (c *Cache) Load(key string) ([]byte, bool) {
-	if !validKey(key) {
+	if !cachedir.ValidKey(key) {
 		return nil, false
 	}
 	p := c.path(key)
@@ -206,7 +181,7 @@ func parse(data []byte, key string) (Meta, []byte, error) {
 // recently used entries until the directory fits MaxBytes. A payload that
 // alone exceeds the bound is not stored.
 func (c *Cache) Store(key string, meta Meta, payload []byte) error {
-	if !validKey(key) {
+	if !cachedir.ValidKey(key) {
 		return fmt.Errorf("prompt cache: bad key %q", key)
 	}
 	mj, err := json.Marshal(meta)
@@ -230,7 +205,7 @@ func (c *Cache) Store(key string, meta Meta, payload []byte) error {
 	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 		return fmt.Errorf("prompt cache: %w", err)
 	}
-	tmp, err := os.CreateTemp(c.Dir, ".tmp-"+key[:16]+"-*")
+	tmp, err := os.CreateTemp(c.Dir, cachedir.TempPrefix+key[:16]+"-*")
 	if err != nil {
 		return fmt.Errorf("prompt cache: %w", err)
 	}
@@ -254,61 +229,20 @@ func (c *Cache) Store(key string, meta Meta, payload []byte) error {
 // prune removes the oldest entries (and stale temporary files) beyond the
 // bound, never keep.
 func (c *Cache) prune(keep string) error {
-	es, err := c.List()
-	if err != nil {
-		return err
-	}
-	var total int64
-	for _, e := range es {
-		total += e.Bytes
-	}
-	// List is newest first: drop from the end.
-	for i := len(es) - 1; i >= 0 && total > c.max(); i-- {
-		if es[i].Key == keep {
-			continue
-		}
-		if err := os.Remove(es[i].Path); err == nil {
-			total -= es[i].Bytes
-		}
-	}
-	if ents, err := os.ReadDir(c.Dir); err == nil {
-		for _, d := range ents {
-			if strings.HasPrefix(d.Name(), ".tmp-") {
-				if fi, err := d.Info(); err == nil && time.Since(fi.ModTime()) > time.Hour {
-					_ = os.Remove(filepath.Join(c.Dir, d.Name()))
-				}
-			}
-		}
-	}
-	return nil
+	return cachedir.Prune(c.Dir, suffix, keep, c.max())
 }
 
 // List returns the entries, most recently used first. Files that do not
 // parse are listed with an empty Meta (Load would discard them).
 func (c *Cache) List() ([]Entry, error) {
-	ents, err := os.ReadDir(c.Dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	fs, err := cachedir.List(c.Dir, suffix)
 	if err != nil {
 		return nil, fmt.Errorf("prompt cache: %w", err)
 	}
 	var out []Entry
-	for _, d := range ents {
-		name := d.Name()
-		key, ok := strings.CutSuffix(name, suffix)
-		if !ok || !validKey(key) || d.IsDir() {
-			continue
-		}
-		fi, err := d.Info()
-		if err != nil {
-			continue
-		}
-		e := Entry{Key: key, Path: filepath.Join(c.Dir, name), Bytes: fi.Size(), Used: fi.ModTime()}
-		e.Meta = readMeta(e.Path)
-		out = append(out, e)
+	for _, f := range fs {
+		out = append(out, Entry{Key: f.Key, Path: f.Path, Bytes: f.Bytes, Used: f.Used, Meta: readMeta(f.Path)})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Used.After(out[j].Used) })
 	return out, nil
 }
 

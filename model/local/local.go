@@ -31,6 +31,7 @@ import (
 	"github.com/droidgo/droidgo/model/kvcache"
 	"github.com/droidgo/droidgo/model/spark"
 	"github.com/droidgo/droidgo/model/tokenizer"
+	"github.com/droidgo/droidgo/model/weightcache"
 )
 
 // ConstrainMode says whether answers are constrained to a valid tool call.
@@ -86,6 +87,10 @@ type Options struct {
 	// where this CPU has kernels for it: from Open on, and the first
 	// forward pass waits for it.
 	Repack bool
+	// WeightsCache, when set, keeps the repack's interleaved weights in a
+	// file between runs (spark.Model.StartRepack): a later run maps them
+	// instead of copying them into fresh memory.
+	WeightsCache *weightcache.Cache
 	// Unbatched turns off the batching of dictated answer tokens: every
 	// answer token is then chosen and evaluated on its own, as before
 	// (a measuring aid for `droidgo bench agent`).
@@ -206,7 +211,7 @@ func Open(path string, opts Options) (*Backend, error) {
 	// first step never shares the CPU with it and every token is computed
 	// in one layout: a repack landing mid-run would change a turn's numbers
 	// depending on timing.
-	if _, err := m.StartRepackNow(); err != nil {
+	if _, err := m.StartRepackNow(opts.WeightsCache); err != nil {
 		b.warn(fmt.Sprintf("weights not repacked: %v", err))
 		b.repacked.Store(true)
 	}
@@ -303,9 +308,11 @@ func newBackend(path string, m *spark.Model, opts Options) (*Backend, error) {
 		b.opts.IdleSequences = DefaultIdle
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	if opts.PromptCache != nil {
+	if opts.PromptCache != nil && m.GGUF != nil {
+		// HF directories have no identity: their prefixes are not kept
+		// on disk.
 		b.cache = opts.PromptCache
-		b.identity = identityBytes(path)
+		b.identity = m.GGUF.Identity()
 	}
 	b.eos = tok.EOS()
 	if id, ok := tok.ID("<｜end▁of▁sentence｜>"); ok {

@@ -2,11 +2,8 @@ package local
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -347,35 +344,4 @@ func tokenBytes(toks []int) []byte {
 		out = binary.LittleEndian.AppendUint32(out, uint32(t))
 	}
 	return out
-}
-
-// identityBytes is the model file's identity for cache keys: its size,
-// modification time and a hash of its first and last MiB (the metadata,
-// the first tensors and the last). Directories (HF models) have none, and
-// are not cached on disk.
-func identityBytes(path string) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%d %d\n", fi.Size(), fi.ModTime().UnixNano())
-	const span = 1 << 20
-	if _, err := io.Copy(h, io.LimitReader(f, span)); err != nil {
-		return nil
-	}
-	if fi.Size() > span {
-		if _, err := f.Seek(max(span, fi.Size()-span), io.SeekStart); err != nil {
-			return nil
-		}
-		if _, err := io.Copy(h, f); err != nil {
-			return nil
-		}
-	}
-	return h.Sum(nil)
 }

@@ -254,7 +254,7 @@ func TestStepMatchesAloneFullSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if _, err := m.StartRepack(); err != nil {
+	if _, err := m.StartRepack(nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.WaitRepack(context.Background()); err != nil {

@@ -46,7 +46,7 @@ func TestPreloadSameLogits(t *testing.T) {
 // or not the kernel level has a faster kernel for it, and installs them.
 func repackAll(t testing.TB, m *Model) {
 	t.Helper()
-	n, err := m.startRepack(m.canInterleave, false, 1)
+	n, err := m.startRepack(m.canInterleave, false, 1, nil)
 	if err == nil {
 		err = m.WaitRepack(context.Background())
 	}

@@ -3,7 +3,9 @@ package spark
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/droidgo/droidgo/model/kernels"
 	"github.com/droidgo/droidgo/model/quant"
+	"github.com/droidgo/droidgo/model/weightcache"
 )
 
 // Repacking runs in the background: the model is usable at once from the
@@ -30,6 +33,11 @@ type repacker struct {
 	// "load to first token" latency) does not share the CPU with it.
 	kick   chan struct{}
 	kicked sync.Once
+
+	// committed is closed once a new cache entry is named (or given up).
+	committed chan struct{}
+	// cached is the cache file the weights were mapped from whole.
+	cached string
 
 	mu      sync.Mutex
 	ready   []moved // finished, not installed yet
@@ -64,13 +72,18 @@ func (m *Model) canInterleave(w *Weight) bool {
 // first token does not share the CPU with it), and each matrix is swapped
 // in by the next Eval once it is ready; the file pages are released as the
 // copy goes, so memory stays about the file size.
+// With a cache (nil: none), the copy lives in its file for the model's
+// file, layout and CPU level, if it has one, and nothing is copied at all;
+// else in a new one, when it can be made (this copy's bytes, synced and
+// named once whole); else in anonymous memory. Either way the kernels see
+// the same bytes.
 // Calling it again, or after Preload, does nothing. Like Preload, it must
 // not run while an engine of the model is inside Eval.
-func (m *Model) StartRepack() (int64, error) {
+func (m *Model) StartRepack(cache *weightcache.Cache) (int64, error) {
 	if !m.repackPays() {
 		return 0, nil
 	}
-	return m.startRepack(m.paysToInterleave, runtime.GOARCH != "arm64", 1)
+	return m.startRepack(m.paysToInterleave, runtime.GOARCH != "arm64", 1, cache)
 }
 
 // RepackBytes is the anonymous memory StartRepack would take on this CPU
@@ -118,11 +131,11 @@ func (m *Model) repackSet(x8 func(*Weight) bool, copyRest bool) ([]moved, int) {
 // it, and they scale with threads): for a caller that waits for it to
 // finish (WaitRepack) before computing anything, so that no forward pass
 // shares the CPU with the copy or runs on a mix of layouts.
-func (m *Model) StartRepackNow() (int64, error) {
+func (m *Model) StartRepackNow(cache *weightcache.Cache) (int64, error) {
 	var n int64
 	var err error
 	if m.repackPays() {
-		n, err = m.startRepack(m.paysToInterleave, runtime.GOARCH != "arm64", runtime.GOMAXPROCS(0))
+		n, err = m.startRepack(m.paysToInterleave, runtime.GOARCH != "arm64", runtime.GOMAXPROCS(0), cache)
 	}
 	m.kickRepack()
 	return n, err
@@ -174,8 +187,9 @@ func (m *Model) RepackStats() (bytes int64, took time.Duration) {
 
 // startRepack moves the matrices for which x8 is true into the interleaved
 // layout and, if copyRest is set, the others of a file mapping into
-// anonymous memory as they are, on workers goroutines.
-func (m *Model) startRepack(x8 func(*Weight) bool, copyRest bool, workers int) (int64, error) {
+// anonymous memory as they are, on workers goroutines; or maps them from
+// cache (nil: none).
+func (m *Model) startRepack(x8 func(*Weight) bool, copyRest bool, workers int, cache *weightcache.Cache) (int64, error) {
 	if m.rp != nil || m.preloaded {
 		return 0, nil
 	}
@@ -183,10 +197,11 @@ func (m *Model) startRepack(x8 func(*Weight) bool, copyRest bool, workers int) (
 	if len(mv) == 0 {
 		return 0, nil
 	}
-	buf, free, err := allocAnon(total)
+	mem, err := m.repackMemory(cache, mv, total)
 	if err != nil {
 		return 0, fmt.Errorf("repack weights: %w", err)
 	}
+	buf := mem.buf
 	off := 0
 	for i := range mv {
 		n := len(mv[i].w.Data)
@@ -194,8 +209,17 @@ func (m *Model) startRepack(x8 func(*Weight) bool, copyRest bool, workers int) (
 		off += (n + 63) &^ 63
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	rp := &repacker{cancel: cancel, done: make(chan struct{}), free: free, bytes: int64(total), kick: make(chan struct{})}
+	rp := &repacker{cancel: cancel, done: make(chan struct{}), free: mem.free, bytes: int64(total), kick: make(chan struct{}), committed: make(chan struct{})}
 	m.rp = rp
+	if mem.hit {
+		// Every matrix is ready as it is: the next Eval installs them all.
+		rp.cached = mem.entry.Path
+		rp.ready = mv
+		m.pending.Store(true)
+		close(rp.done)
+		close(rp.committed)
+		return int64(total), nil
+	}
 	// Pieces keep the workers responsive to Close and share big matrices
 	// among them; a matrix is handed over once its last piece is done.
 	pieces := cut(mv, kernels.Interleave)
@@ -206,48 +230,132 @@ func (m *Model) startRepack(x8 func(*Weight) bool, copyRest bool, workers int) (
 	// The workers only read the weights' current Data, which nothing
 	// changes until a matrix is handed over (adopt swaps after that).
 	go func() {
-		defer close(rp.done)
-		select {
-		case <-rp.kick:
-		case <-time.After(kickAfter):
-		case <-ctx.Done():
-			return
-		}
-		start := time.Now()
-		err := runPieces(ctx, workers, pieces, func(p piece) error {
-			w, rb := p.w, p.w.rowBytes
-			src, dst := w.Data[p.r0*rb:p.r1*rb], p.nd[p.r0*rb:p.r1*rb]
-			if !p.x8 {
-				copy(dst, src)
-			} else if err := kernels.Repack(w.Type, dst, src, p.r1-p.r0, w.Cols); err != nil {
-				return fmt.Errorf("repack %s: %w", w.Name, err)
-			}
-			// Dropping the file pages from this process keeps the
-			// resident memory at about the file size; an engine still
-			// reading them before adopt faults them back in from the
-			// page cache.
-			if m.mapped {
-				releasePages(src)
-			}
-			if left[p.i].Add(-1) == 0 {
-				rp.mu.Lock()
-				rp.ready = append(rp.ready, *p.moved)
-				rp.mu.Unlock()
-				m.pending.Store(true)
-			}
-			return nil
+		defer close(rp.committed)
+		err := rp.run(ctx, func() error {
+			return runPieces(ctx, workers, pieces, func(p piece) error {
+				w, rb := p.w, p.w.rowBytes
+				src, dst := w.Data[p.r0*rb:p.r1*rb], p.nd[p.r0*rb:p.r1*rb]
+				if !p.x8 {
+					copy(dst, src)
+				} else if err := kernels.Repack(w.Type, dst, src, p.r1-p.r0, w.Cols); err != nil {
+					return fmt.Errorf("repack %s: %w", w.Name, err)
+				}
+				// Dropping the file pages from this process keeps the
+				// resident memory at about the file size; an engine still
+				// reading them before adopt faults them back in from the
+				// page cache.
+				if m.mapped {
+					releasePages(src)
+				}
+				if left[p.i].Add(-1) == 0 {
+					rp.mu.Lock()
+					rp.ready = append(rp.ready, *p.moved)
+					rp.mu.Unlock()
+					m.pending.Store(true)
+				}
+				return nil
+			})
 		})
-		rp.mu.Lock()
-		defer rp.mu.Unlock()
-		switch {
-		case ctx.Err() != nil: // closed: nothing to report
-		case err != nil:
-			rp.err = err
-		default:
-			rp.elapsed = time.Since(start)
+		// A new cache entry is named once whole and on disk, after the
+		// model has its weights (WaitRepack does not wait for the sync).
+		if mem.entry != nil && err == nil {
+			if err := mem.entry.Commit(); err != nil {
+				warnCache(cache, err)
+			}
 		}
 	}()
 	return int64(total), nil
+}
+
+// run waits for the kick, then copies with do and records the outcome;
+// done is closed when it returns, which is do's error.
+func (rp *repacker) run(ctx context.Context, do func() error) error {
+	defer close(rp.done)
+	select {
+	case <-rp.kick:
+	case <-time.After(kickAfter):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	start := time.Now()
+	err := do()
+	rp.mu.Lock()
+	defer rp.mu.Unlock()
+	switch {
+	case ctx.Err() != nil: // closed: nothing to report
+		return ctx.Err()
+	case err != nil:
+		rp.err = err
+	default:
+		rp.elapsed = time.Since(start)
+	}
+	return err
+}
+
+// repackMem is where a repack's copy goes.
+type repackMem struct {
+	buf   []byte
+	free  func() error
+	entry *weightcache.Mapping // the cache's entry, if the copy is in one
+	hit   bool                 // the entry holds the copy already
+}
+
+// repackMemory finds the memory for a repack of mv (total bytes): the
+// cache's entry for it when there is one (hit), else a new entry when one
+// can be made, else anonymous memory. Cache trouble is told to its Warn,
+// never an error: the copy still works from memory.
+func (m *Model) repackMemory(cache *weightcache.Cache, mv []moved, total int) (repackMem, error) {
+	if key := m.repackKey(cache, mv); key != "" {
+		e, err := cache.Map(key, int64(total))
+		if err == nil && e != nil {
+			return repackMem{buf: e.Data, free: e.Close, entry: e, hit: true}, nil
+		}
+		if err == nil {
+			e, err = cache.Create(key, filepath.Base(m.GGUF.Stat.Name()), int64(total))
+		}
+		if err == nil {
+			return repackMem{buf: e.Data, free: e.Close, entry: e}, nil
+		}
+		warnCache(cache, fmt.Errorf("%w; the interleaved weights are copied to memory", err))
+	}
+	buf, free, err := allocAnon(total)
+	return repackMem{buf: buf, free: free}, err
+}
+
+// repackKey is the weights cache's key for a repack of mv: the model file's
+// identity, the layout's version, the architecture, and each matrix moved
+// ("" when there is no cache here, the weights are not a file's, or no
+// matrix is interleaved: a plain copy of the file's bytes is not worth a
+// file).
+func (m *Model) repackKey(cache *weightcache.Cache, mv []moved) string {
+	if cache == nil || !weightcache.Supported || !m.mapped || m.GGUF == nil {
+		return ""
+	}
+	id := m.GGUF.Identity()
+	if id == nil || !slices.ContainsFunc(mv, func(d moved) bool { return d.x8 }) {
+		return ""
+	}
+	parts := [][]byte{id, fmt.Appendf(nil, "%s repack format %d", runtime.GOARCH, kernels.RepackFormat)}
+	for _, d := range mv {
+		w := d.w
+		parts = append(parts, fmt.Appendf(nil, "%s %v %d %d %d x8=%t", w.Name, w.Type, w.Rows, w.Cols, len(w.Data), d.x8))
+	}
+	return weightcache.Key(parts...)
+}
+
+func warnCache(c *weightcache.Cache, err error) {
+	if c.Warn != nil {
+		c.Warn(err.Error())
+	}
+}
+
+// RepackCached returns the weights cache file the interleaved weights were
+// mapped from ("" when they were copied, or there was no repack).
+func (m *Model) RepackCached() string {
+	if m.rp == nil {
+		return ""
+	}
+	return m.rp.cached
 }
 
 // adopt installs the repacked matrices that are ready, if no engine is
@@ -283,6 +391,7 @@ func (m *Model) stopRepack() error {
 	}
 	rp.cancel()
 	<-rp.done
+	<-rp.committed
 	m.rp = nil
 	return rp.free()
 }

@@ -41,7 +41,7 @@ func TestBackgroundRepack(t *testing.T) {
 				x8 = func(w *Weight) bool { return m2.canInterleave(w) && w.Type == quant.Q4_K }
 			}
 			embed := &m2.Embed.Data[0]
-			n, err := m2.startRepack(x8, true, 3)
+			n, err := m2.startRepack(x8, true, 3, nil)
 			if err != nil || n < m2.WeightBytes()/2 {
 				t.Fatalf("%s: start repack: %d bytes, %v", typ, n, err)
 			}
@@ -87,7 +87,7 @@ func TestBackgroundRepack(t *testing.T) {
 func TestCloseDuringRepack(t *testing.T) {
 	for _, started := range []bool{false, true} {
 		m := randomModel(t, "gqa", "q4_k_m", 9)
-		if _, err := m.startRepack(m.canInterleave, true, 2); err != nil {
+		if _, err := m.startRepack(m.canInterleave, true, 2, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := m.Preload(); err == nil {
@@ -125,7 +125,7 @@ func TestLongPromptRepacksFirst(t *testing.T) {
 	}
 	for _, n := range []int{repackFirstTokens, 8} {
 		m := randomModel(t, "gqa", "q4_k_m", 7)
-		if _, err := m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && w.Type == quant.Q4_K }, true, 1); err != nil {
+		if _, err := m.startRepack(func(w *Weight) bool { return m.canInterleave(w) && w.Type == quant.Q4_K }, true, 1, nil); err != nil {
 			t.Fatal(err)
 		}
 		e, _ := NewEngine(m, Options{Threads: 2})
