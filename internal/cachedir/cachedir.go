@@ -11,23 +11,34 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
 )
 
-// Base returns the directory droidgo's caches live under: $XDG_CACHE_HOME/droidgo,
-// else ~/.cache/droidgo.
+// Base returns the directory droidgo's caches live under:
+// $XDG_CACHE_HOME/droidgo, else ~/.cache/droidgo; on Android, where adb's
+// shell has HOME=/ (not writable), a cache directory beside the executable
+// (deploy's /data/local/tmp/droidgo/cache) when HOME is unset or /.
 func Base(getenv func(string) string) string {
-	base := getenv("XDG_CACHE_HOME")
-	if base == "" {
-		home := getenv("HOME")
-		if home == "" {
-			home, _ = os.UserHomeDir()
-		}
-		base = filepath.Join(home, ".cache")
+	return base(getenv, runtime.GOOS, os.Executable)
+}
+
+func base(getenv func(string) string, goos string, executable func() (string, error)) string {
+	if b := getenv("XDG_CACHE_HOME"); b != "" {
+		return filepath.Join(b, "droidgo")
 	}
-	return filepath.Join(base, "droidgo")
+	home := getenv("HOME")
+	if goos == "android" && (home == "" || home == "/") {
+		if exe, err := executable(); err == nil {
+			return filepath.Join(filepath.Dir(exe), "cache")
+		}
+	}
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".cache", "droidgo")
 }
 
 // Key hashes domain and the parts (each length-prefixed, so no two lists

@@ -9,15 +9,21 @@ import (
 )
 
 func TestBase(t *testing.T) {
+	exe := func() (string, error) { return "/data/local/tmp/droidgo/droidgo", nil }
 	for _, tc := range []struct {
+		goos string
 		env  map[string]string
 		want string
 	}{
-		{map[string]string{"XDG_CACHE_HOME": "/x", "HOME": "/h"}, "/x/droidgo"},
-		{map[string]string{"HOME": "/h"}, "/h/.cache/droidgo"},
+		{"linux", map[string]string{"XDG_CACHE_HOME": "/x", "HOME": "/h"}, "/x/droidgo"},
+		{"linux", map[string]string{"HOME": "/h"}, "/h/.cache/droidgo"},
+		{"android", map[string]string{"HOME": "/"}, "/data/local/tmp/droidgo/cache"},
+		{"android", map[string]string{}, "/data/local/tmp/droidgo/cache"},
+		{"android", map[string]string{"HOME": "/data/data/com.termux/files/home"}, "/data/data/com.termux/files/home/.cache/droidgo"},
+		{"android", map[string]string{"XDG_CACHE_HOME": "/x", "HOME": "/"}, "/x/droidgo"},
 	} {
-		if got := Base(func(k string) string { return tc.env[k] }); got != tc.want {
-			t.Errorf("Base(%v) = %s, want %s", tc.env, got, tc.want)
+		if got := base(func(k string) string { return tc.env[k] }, tc.goos, exe); got != tc.want {
+			t.Errorf("%s %v: %s, want %s", tc.goos, tc.env, got, tc.want)
 		}
 	}
 }
