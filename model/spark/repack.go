@@ -316,7 +316,7 @@ func (m *Model) repackMemory(cache *weightcache.Cache, mv []moved, total int) (r
 		if err == nil {
 			return repackMem{buf: e.Data, free: e.Close, entry: e}, nil
 		}
-		warnCache(cache, fmt.Errorf("%w; the interleaved weights are copied to memory", err))
+		warnCache(cache, fmt.Errorf("%w; the interleaved weights are copied to memory for this run", err))
 	}
 	buf, free, err := allocAnon(total)
 	return repackMem{buf: buf, free: free}, err
