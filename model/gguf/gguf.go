@@ -107,10 +107,10 @@ type File struct {
 }
 
 // Identity is the file's identity for cache keys (cachedir.Identity of the
-// mapped file; nil for OpenBytes): caches built from its weights are keyed
-// with it.
+// mapped file; nil for OpenBytes and after Close): caches built from its
+// weights are keyed with it.
 func (f *File) Identity() []byte {
-	if f.Stat == nil {
+	if f.Stat == nil || f.data == nil {
 		return nil
 	}
 	return cachedir.Identity(f.Stat, bytes.NewReader(f.data))
@@ -122,7 +122,7 @@ func (f *File) Close() error {
 		return nil
 	}
 	u := f.unmap
-	f.unmap = nil
+	f.unmap, f.data = nil, nil
 	return u()
 }
 
