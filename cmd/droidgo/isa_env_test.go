@@ -25,7 +25,26 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(execute(context.Background(), args, os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(runIsolated(m))
+}
+
+// runIsolated runs the tests with droidgo's caches (weights, KV prefixes,
+// downloads) in a temporary directory: a test that runs a model without
+// naming a cache must not fill the user's ~/.cache/droidgo. Go's own build
+// cache, which also follows XDG_CACHE_HOME, stays where it was.
+func runIsolated(m *testing.M) int {
+	if os.Getenv("GOCACHE") == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			os.Setenv("GOCACHE", filepath.Join(d, "go-build"))
+		}
+	}
+	dir, err := os.MkdirTemp("", "droidgo-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("XDG_CACHE_HOME", dir)
+	return m.Run()
 }
 
 // TestISAEnvIsConfigurationError starts every command that runs the engine
