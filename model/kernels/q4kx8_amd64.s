@@ -120,6 +120,47 @@ GLOBL x8b30<>(SB), RODATA|NOPTR, $4
 	VPMADDWD Y7, Y5, Y5 \
 	VPADDD Y4, Y5, Y4
 
+// Q4KX8_BLOCK: Y13 += the 8 rows' products of the group block at SI with
+// the activation block at DI: out - dmin*D*msum + d*D*isum, in the order of
+// the 4-token kernel's Q4KX8X4_MINS and Q4KX8X4_FINISH, so a token's result
+// does not depend on the kernel that computed it. The mins times the
+// activation sums of 32 go to Y11 (sum_j m_j * bs_j), the scaled sums of
+// the sub-blocks to Y12. Uses Y0-Y12 and the frame's bytes 0-143;
+// prefetches with X8PFI, X8PF bytes ahead.
+#define Q4KX8_BLOCK \
+	X8PFI X8PF(SI) \
+	X8PFI (X8PF+64)(SI) \
+	Q4KX8_SCALES(Y9, Y10) \
+	VMOVDQU 260(DI), Y0 \
+	VEXTRACTI128 $1, Y0, X1 \
+	VPHADDW X1, X0, X0 \
+	VMOVDQU X0, 128(SP) \
+	Q4KX8_MINPAIR(0, 128) \
+	VMOVDQA Y1, Y11 \
+	Q4KX8_MINPAIR(1, 128) \
+	VPADDD Y1, Y11, Y11 \
+	Q4KX8_MINPAIR(2, 128) \
+	VPADDD Y1, Y11, Y11 \
+	Q4KX8_MINPAIR(3, 128) \
+	VPADDD Y1, Y11, Y11 \
+	Q4KX8_CHUNK(0) \
+	VMOVDQA Y4, Y12 \
+	Q4KX8_CHUNK(1) \
+	VPADDD Y4, Y12, Y12 \
+	Q4KX8_CHUNK(2) \
+	VPADDD Y4, Y12, Y12 \
+	Q4KX8_CHUNK(3) \
+	VPADDD Y4, Y12, Y12 \
+	VBROADCASTSS 0(DI), Y1 \
+	VCVTPH2PS 16(SI), Y2 \
+	VMULPS Y1, Y2, Y2 \
+	VCVTDQ2PS Y11, Y11 \
+	VFNMADD231PS Y11, Y2, Y13 \
+	VCVTPH2PS 0(SI), Y0 \
+	VMULPS Y1, Y0, Y0 \
+	VCVTDQ2PS Y12, Y12 \
+	VFMADD231PS Y12, Y0, Y13
+
 // func q4kx8AVX2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
 //
 // Prefetching into L1, 4 KiB ahead.
@@ -138,6 +179,59 @@ TEXT ·q4kx8AVX2(SB), NOSPLIT, $160-40
 #define X8PF 8192
 TEXT ·q4kx8AVX2L2(SB), NOSPLIT, $160-40
 #include "q4kx8one_amd64.h"
+
+// func q4kx8AVX2L2h2(w *byte, a *quant.BlockQ8K, nb, half int, out *float32)
+//
+// q4kx8AVX2L2 over groups g and g+half together, block by block: two
+// sequential weight streams per thread, as q80AVX2h2 reads Q8_0 (on
+// Sapphire Rapids one interleaved stream per thread read 19-20 GB/s with
+// two threads where two-stream Q8_0 read 26-27; PERFORMANCE.md). Each
+// group's sums are the one-stream kernel's, in its order. R10 = the bytes
+// from group g to group g+half, R11 = the bytes between their outputs; the
+// second group's sum waits at 144(SP) while the first one's is in Y13.
+TEXT ·q4kx8AVX2L2h2(SB), NOSPLIT, $208-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), R13
+	MOVQ half+24(FP), DX
+	MOVQ out+32(FP), R8
+	MOVQ nb+16(FP), R10
+	IMULQ $1152, R10
+	IMULQ DX, R10
+	MOVQ DX, R11
+	SHLQ $5, R11
+	VPBROADCASTD x8b0f<>(SB), Y15
+	VMOVDQU x8sc<>(SB), Y14
+	VPBROADCASTD x8b3f<>(SB), Y9
+	VPBROADCASTD x8b30<>(SB), Y10
+
+x8h2group:
+	MOVQ R13, DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y13, Y13, Y13
+	VMOVUPS Y13, 144(SP)
+
+x8h2block:
+	Q4KX8_BLOCK
+	VMOVUPS Y13, 176(SP)
+	VMOVUPS 144(SP), Y13
+	ADDQ R10, SI
+	Q4KX8_BLOCK
+	SUBQ R10, SI
+	VMOVUPS Y13, 144(SP)
+	VMOVUPS 176(SP), Y13
+	ADDQ $1152, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  x8h2block
+
+	VMOVUPS Y13, (R8)
+	VMOVUPS 144(SP), Y0
+	VMOVUPS Y0, (R8)(R11*1)
+	ADDQ $32, R8
+	DECQ DX
+	JNZ  x8h2group
+	VZEROUPPER
+	RET
 #undef X8PFI
 #undef X8PF
 

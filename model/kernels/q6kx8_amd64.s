@@ -121,6 +121,43 @@ GLOBL x6il<>(SB), RODATA|NOPTR, $16
 	VPBROADCASTD (260+2*(s))(DI), Y2 \
 	VPMADDWD Y2, Y1, Y1
 
+// Q6KX8_BLOCK: Y13 += d*D*isum of the 8 rows' group block at SI with the
+// activation block at DI, the -32 offset removed once as 32 *
+// sum(scale * bsum) (Y11, then Y12 the integer sum). Uses Y0-Y12 and the
+// frame's bytes 0-127; prefetches with X6PFI, X6PF bytes ahead.
+#define Q6KX8_BLOCK \
+	X6PFI X6PF(SI) \
+	X6PFI (X6PF+64)(SI) \
+	X6PFI (X6PF+128)(SI) \
+	Q6KX8_CORR(0) \
+	VMOVDQA Y1, Y11 \
+	Q6KX8_CORR(2) \
+	VPADDD Y1, Y11, Y11 \
+	Q6KX8_CORR(4) \
+	VPADDD Y1, Y11, Y11 \
+	Q6KX8_CORR(6) \
+	VPADDD Y1, Y11, Y11 \
+	Q6KX8_CORR(8) \
+	VPADDD Y1, Y11, Y11 \
+	Q6KX8_CORR(10) \
+	VPADDD Y1, Y11, Y11 \
+	Q6KX8_CORR(12) \
+	VPADDD Y1, Y11, Y11 \
+	Q6KX8_CORR(14) \
+	VPADDD Y1, Y11, Y11 \
+	VPSLLD $5, Y11, Y11 \
+	VPXOR Y12, Y12, Y12 \
+	VPSUBD Y11, Y12, Y12 \
+	Q6KX8_GROUP(0, 0) \
+	Q6KX8_GROUP(0, 1) \
+	Q6KX8_GROUP(1, 0) \
+	Q6KX8_GROUP(1, 1) \
+	VBROADCASTSS 0(DI), Y1 \
+	VCVTPH2PS 0(SI), Y0 \
+	VMULPS Y1, Y0, Y0 \
+	VCVTDQ2PS Y12, Y12 \
+	VFMADD231PS Y12, Y0, Y13
+
 // func q6kx8AVX2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
 //
 // Prefetching into L1, 4 KiB ahead.
@@ -139,6 +176,54 @@ TEXT ·q6kx8AVX2(SB), NOSPLIT, $128-40
 #define X6PF 8192
 TEXT ·q6kx8AVX2L2(SB), NOSPLIT, $128-40
 #include "q6kx8one_amd64.h"
+
+// func q6kx8AVX2L2h2(w *byte, a *quant.BlockQ8K, nb, half int, out *float32)
+//
+// q6kx8AVX2L2 over groups g and g+half together, block by block (two
+// weight streams per thread, as q4kx8AVX2L2h2). R10 = the bytes from group
+// g to group g+half, R11 = the bytes between their outputs; the second
+// group's sum waits at 128(SP) while the first one's is in Y13.
+TEXT ·q6kx8AVX2L2h2(SB), NOSPLIT, $192-40
+	MOVQ w+0(FP), SI
+	MOVQ a+8(FP), R13
+	MOVQ half+24(FP), DX
+	MOVQ out+32(FP), R8
+	MOVQ nb+16(FP), R10
+	IMULQ $1680, R10
+	IMULQ DX, R10
+	MOVQ DX, R11
+	SHLQ $5, R11
+	VPBROADCASTD x6b0f<>(SB), Y15
+	VPBROADCASTD x6b30<>(SB), Y14
+
+x6h2group:
+	MOVQ R13, DI
+	MOVQ nb+16(FP), CX
+	VXORPS Y13, Y13, Y13
+	VMOVUPS Y13, 128(SP)
+
+x6h2block:
+	Q6KX8_BLOCK
+	VMOVUPS Y13, 160(SP)
+	VMOVUPS 128(SP), Y13
+	ADDQ R10, SI
+	Q6KX8_BLOCK
+	SUBQ R10, SI
+	VMOVUPS Y13, 128(SP)
+	VMOVUPS 160(SP), Y13
+	ADDQ $1680, SI
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  x6h2block
+
+	VMOVUPS Y13, (R8)
+	VMOVUPS 128(SP), Y0
+	VMOVUPS Y0, (R8)(R11*1)
+	ADDQ $32, R8
+	DECQ DX
+	JNZ  x6h2group
+	VZEROUPPER
+	RET
 #undef X6PFI
 #undef X6PF
 
