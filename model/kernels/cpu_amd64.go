@@ -49,9 +49,10 @@ func archLevels() []level {
 	return ls
 }
 
-// l2Prefetch returns t with the one-token kernels of the interleaved Q4_K
-// and Q6_K layouts prefetching into L2 8 KiB ahead instead of into L1 4 KiB
-// ahead: the choice for Intel cores, where a prefetch into L1 holds one of
+// l2Prefetch returns Intel's tuning of t: the plain Q8_0 kernel prefetching
+// 3 KiB ahead instead of 4 (q80PrefetchIntel), and the one-token kernels of
+// the interleaved Q4_K and Q6_K layouts prefetching into L2 8 KiB ahead
+// instead of into L1 4 KiB ahead: the choice for Intel cores, where a prefetch into L1 holds one of
 // the core's few L1 fill buffers until its line arrives, so a single
 // stream per thread keeps too few misses in flight (Emerald Rapids, two
 // threads: 4-10 % more bandwidth, Q4_K_M decode 10-15 % faster;
@@ -63,6 +64,7 @@ func archLevels() []level {
 // Q4_K 7-16 % more bandwidth, Q4_K_M decode 7-12 % faster). All compute
 // the same sums; only the prefetches and the order of the groups differ.
 func l2Prefetch(t table) table {
+	t.q80 = q80Rows(q80PrefetchIntel)
 	t.q4kx8 = func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
 		twoGroups(w, rows, quant.BlockQ4_KSize, a, out, q4kx8AVX2L2h2, q4kx8AVX2L2)
 	}
@@ -70,6 +72,27 @@ func l2Prefetch(t table) table {
 		twoGroups(w, rows, quant.BlockQ6_KSize, a, out, q6kx8AVX2L2h2, q6kx8AVX2L2)
 	}
 	return t
+}
+
+// How far ahead the two-stream Q8_0 kernel prefetches each row: on Zen 5
+// 4 KiB read DRAM at 30-31 GB/s per core against 24-26 for 1 KiB (the
+// interleaved kernels found the same on Zen 3); on Sapphire Rapids whole
+// Q8_0 decodes ran 8-12 % faster with 3 KiB than with 4, and slower with 1
+// (docs/PERFORMANCE.md).
+const (
+	q80PrefetchAMD   = 4096
+	q80PrefetchIntel = 3072
+)
+
+// q80Rows is the one-token Q8_0 product: two streams (q80AVX2h2) with
+// prefetches pf bytes ahead, the odd last row through q80AVX2.
+func q80Rows(pf int) func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
+	h2 := func(w *byte, a *quant.BlockQ8_0, nb, half int, out *float32) {
+		q80AVX2h2(w, a, nb, half, out, pf)
+	}
+	return func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
+		twoStreams(w, rows, len(a)*quant.BlockQ8_0Size, a, out, h2, q80AVX2)
+	}
 }
 
 // twoGroups runs a two-stream interleaved kernel over rows rows (whole
@@ -143,9 +166,7 @@ var avx2Table = table{
 	q6kx84: func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
 		q6kx8AVX2x4(&w[0], &a[0], len(a)/4, rows/Interleave, &out[0], ldo)
 	},
-	q80: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
-		twoStreams(w, rows, len(a)*quant.BlockQ8_0Size, a, out, q80AVX2h2, q80AVX2)
-	},
+	q80: q80Rows(q80PrefetchAMD),
 	q804: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32, ldo int) {
 		q80AVX2x4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
 	},
@@ -225,7 +246,7 @@ func q6kAVX2(w *byte, a *quant.BlockQ8K, nb, rows int, out *float32)
 func q80AVX2(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)
 
 //go:noescape
-func q80AVX2h2(w *byte, a *quant.BlockQ8_0, nb, half int, out *float32)
+func q80AVX2h2(w *byte, a *quant.BlockQ8_0, nb, half int, out *float32, pf int)
 
 //go:noescape
 func q40AVX2(w *byte, a *quant.BlockQ8_0, nb, rows int, out *float32)

@@ -254,17 +254,17 @@ q80x4block:
 	VFMADD231PS Y5, Y6, Y0 \
 	VFMADD231PS Y8, Y10, Y1
 
-// func q80AVX2h2(w *byte, a *quant.BlockQ8_0, nb, half int, out *float32)
+// func q80AVX2h2(w *byte, a *quant.BlockQ8_0, nb, half int, out *float32, pf int)
 //
 // Rows r and r+half for r < half (half > 0), like bf16AVX2h2: two long
 // sequential weight streams sharing each activation load, each prefetched
-// 4 KiB ahead (1 KiB read DRAM at 24-26 GB/s per Zen 5 core, 4 KiB at
-// 30-31; the interleaved kernels found the same on Zen 3).
-TEXT ·q80AVX2h2(SB), NOSPLIT, $0-40
+// pf bytes ahead (R12): q80PrefetchAMD or q80PrefetchIntel.
+TEXT ·q80AVX2h2(SB), NOSPLIT, $0-48
 	MOVQ w+0(FP), SI
 	MOVQ a+8(FP), R13
 	MOVQ half+24(FP), DX
 	MOVQ out+32(FP), R8
+	MOVQ pf+40(FP), R12
 	MOVQ nb+16(FP), R10
 	IMULQ $34, R10
 	IMULQ DX, R10
@@ -280,8 +280,9 @@ q80h2row:
 	JB   q80h2tail
 
 q80h2pair:
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4096(SI)(R10*1)
+	PREFETCHT0 (SI)(R12*1)
+	LEAQ (SI)(R10*1), AX
+	PREFETCHT0 (AX)(R12*1)
 	Q80_H2_BLOCK(0, 0)
 	Q80_H2_BLOCK(34, 36)
 	ADDQ $68, SI
