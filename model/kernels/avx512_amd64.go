@@ -53,8 +53,9 @@ func missingFeatures(fs []feature) error {
 }
 
 // newAVX512Table returns the avx512 kernels over below (the avx2 table);
-// the BF16 ones only when the CPU has AVX512_BF16.
-func newAVX512Table(below table, hasBF16 bool) table {
+// the BF16 ones only when the CPU has AVX512_BF16. pf is how far ahead the
+// two-stream BF16 kernel prefetches (streamPrefetchAMD or ...Intel).
+func newAVX512Table(below table, hasBF16 bool, pf int) table {
 	t := below
 	t.q4kx8mm = q4kx8mmZ
 	t.q80mm = q80mmZ
@@ -88,12 +89,15 @@ func newAVX512Table(below table, hasBF16 bool) table {
 	// Rapids host, but reads DRAM at half their rate on Zen 5
 	// (docs/PERFORMANCE.md, "avxvnni level").
 	// BF16 decode with more FMA chains than the avx2 kernel's one per row.
+	bf16h2 := func(w *byte, x *float32, n, half int, out *float32) {
+		bf16Zh2(w, x, n, half, out, pf)
+	}
 	t.bf16 = func(w []byte, rows int, x []float32, out []float32) {
 		if len(x)%32 != 0 {
 			avx2Table.bf16(w, rows, x, out)
 			return
 		}
-		twoStreams(w, rows, 2*len(x), x, out, bf16Zh2, bf16Z1)
+		twoStreams(w, rows, 2*len(x), x, out, bf16h2, bf16Z1)
 	}
 	// The AVX-512 attention row kernels (amx_amd64.go) need only AVX-512F.
 	attn512(&t)
@@ -476,7 +480,7 @@ func fmaPeakZ(n int)
 // (bf16mvz_amd64.s).
 //
 //go:noescape
-func bf16Zh2(w *byte, x *float32, n, half int, out *float32)
+func bf16Zh2(w *byte, x *float32, n, half int, out *float32, pf int)
 
 // bf16Z1 is bf16Zh2 one row at a time, summing each row as bf16Zh2 does.
 //

@@ -15,23 +15,25 @@
 	VPSHUFD $1, xa, xb \
 	VADDSS xb, xa, xa
 
-// func bf16Zh2(w *byte, x *float32, n, half int, out *float32)
+// func bf16Zh2(w *byte, x *float32, n, half int, out *float32, pf int)
 //
 // The avx512 level's one-token BF16 product (decode), rows r and r+half
 // together for r < half, n a multiple of 32: bf16AVX2h2 in zmm registers,
-// with two accumulators per row and the weights prefetched 4 KiB ahead.
+// with two accumulators per row and the weights prefetched pf bytes ahead
+// (R12).
 // The avx2 kernel keeps one chain of FMAs per row (its results must not
 // depend on the kernel, as the avx2 level promises); this level makes no
 // such promise. On Zen 5 (BenchmarkStreamRead/bf16, one thread from DRAM)
 // the one-chain kernel read 18-22 GB/s, this one 25-30. bf16 -> f32 is
 // exact (a 16-bit shift), so only the order of the sums differs from the
 // reference.
-TEXT ·bf16Zh2(SB), NOSPLIT, $0-40
+TEXT ·bf16Zh2(SB), NOSPLIT, $0-48
 	MOVQ w+0(FP), SI
 	MOVQ x+8(FP), R13
 	MOVQ n+16(FP), R9
 	MOVQ half+24(FP), DX
 	MOVQ out+32(FP), R8
+	MOVQ pf+40(FP), R12
 	LEAQ 0(DX*4), R11
 	MOVQ R9, R10
 	IMULQ DX, R10
@@ -46,8 +48,9 @@ bzrow:
 	VXORPS Z5, Z5, Z5
 
 bzloop:
-	PREFETCHT0 4096(SI)
-	PREFETCHT0 4096(SI)(R10*1)
+	PREFETCHT0 (SI)(R12*1)
+	LEAQ (SI)(R10*1), AX
+	PREFETCHT0 (AX)(R12*1)
 	VPMOVZXWD (SI), Z8
 	VPMOVZXWD 32(SI), Z9
 	VPMOVZXWD (SI)(R10*1), Z10

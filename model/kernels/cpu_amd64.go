@@ -23,9 +23,9 @@ func archLevels() []level {
 		avxvnniErr, amxErr = avx512Err, avx512Err
 		return nil
 	}
-	avx2 := avx2Table
+	avx2, pf := avx2Table, streamPrefetchAMD
 	if intelCPU() {
-		avx2 = l2Prefetch(avx2)
+		avx2, pf = l2Prefetch(avx2), streamPrefetchIntel
 	}
 	ls := []level{{name: "avx2", tab: avx2, invariant: true}}
 	if avxvnniErr = avxvnniMissing(); avxvnniErr == nil {
@@ -35,7 +35,7 @@ func archLevels() []level {
 		amxErr = avx512Err
 		return ls
 	}
-	avx512Table := newAVX512Table(avx2, cpu.X86.HasAVX512BF16)
+	avx512Table := newAVX512Table(avx2, cpu.X86.HasAVX512BF16, pf)
 	// Its matrix-matrix kernels for the file layouts of the K-quants and
 	// Q8_0 and for F16/BF16, and its one-token BF16 kernel, sum in their
 	// own order (TestBatchInvariant checks every other product).
@@ -50,7 +50,7 @@ func archLevels() []level {
 }
 
 // l2Prefetch returns Intel's tuning of t: the plain Q8_0 kernel prefetching
-// 3 KiB ahead instead of 4 (q80PrefetchIntel), and the one-token kernels of
+// 3 KiB ahead instead of 4 (streamPrefetchIntel), and the one-token kernels of
 // the interleaved Q4_K and Q6_K layouts prefetching into L2 8 KiB ahead
 // instead of into L1 4 KiB ahead: the choice for Intel cores, where a prefetch into L1 holds one of
 // the core's few L1 fill buffers until its line arrives, so a single
@@ -64,7 +64,7 @@ func archLevels() []level {
 // Q4_K 7-16 % more bandwidth, Q4_K_M decode 7-12 % faster). All compute
 // the same sums; only the prefetches and the order of the groups differ.
 func l2Prefetch(t table) table {
-	t.q80 = q80Rows(q80PrefetchIntel)
+	t.q80 = q80Rows(streamPrefetchIntel)
 	t.q4kx8 = func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
 		twoGroups(w, rows, quant.BlockQ4_KSize, a, out, q4kx8AVX2L2h2, q4kx8AVX2L2)
 	}
@@ -74,14 +74,15 @@ func l2Prefetch(t table) table {
 	return t
 }
 
-// How far ahead the two-stream Q8_0 kernel prefetches each row: on Zen 5
-// 4 KiB read DRAM at 30-31 GB/s per core against 24-26 for 1 KiB (the
-// interleaved kernels found the same on Zen 3); on Sapphire Rapids whole
-// Q8_0 decodes ran 8-12 % faster with 3 KiB than with 4, and slower with 1
+// How far ahead the two-stream plain kernels (Q8_0; BF16 at the avx512
+// level) prefetch each row: on Zen 5 4 KiB read DRAM at 30-31 GB/s per
+// core against 24-26 for 1 KiB (the interleaved kernels found the same on
+// Zen 3); on Sapphire Rapids whole Q8_0 decodes ran 6-12 % faster with
+// 3 KiB than with 4 (and slower with 1), BF16 ones 1-8 %
 // (docs/PERFORMANCE.md).
 const (
-	q80PrefetchAMD   = 4096
-	q80PrefetchIntel = 3072
+	streamPrefetchAMD   = 4096
+	streamPrefetchIntel = 3072
 )
 
 // q80Rows is the one-token Q8_0 product: two streams (q80AVX2h2) with
@@ -166,7 +167,7 @@ var avx2Table = table{
 	q6kx84: func(w []byte, rows int, a []quant.BlockQ8K, out []float32, ldo int) {
 		q6kx8AVX2x4(&w[0], &a[0], len(a)/4, rows/Interleave, &out[0], ldo)
 	},
-	q80: q80Rows(q80PrefetchAMD),
+	q80: q80Rows(streamPrefetchAMD),
 	q804: func(w []byte, rows int, a []quant.BlockQ8_0, out []float32, ldo int) {
 		q80AVX2x4(&w[0], &a[0], len(a)/4, rows, &out[0], ldo)
 	},
