@@ -61,7 +61,7 @@ func archLevels() []level {
 // with it, which no session has measured there). The L2 kernels also read
 // two 8-row groups at once, g and g+half (twoGroups), as the plain Q8_0
 // kernel reads two rows: two weight streams per thread (Sapphire Rapids:
-// Q4_K 7-16 % more bandwidth, Q4_K_M decode 7-12 % faster). All compute
+// Q4_K 10-15 % more bandwidth, Q4_K_M decode 8-11 % faster). All compute
 // the same sums; only the prefetches and the order of the groups differ.
 func l2Prefetch(t table) table {
 	t.q80 = q80Rows(streamPrefetchIntel)
@@ -77,8 +77,8 @@ func l2Prefetch(t table) table {
 // How far ahead the two-stream plain kernels (Q8_0; BF16 at the avx512
 // level) prefetch each row: on Zen 5 4 KiB read DRAM at 30-31 GB/s per
 // core against 24-26 for 1 KiB (the interleaved kernels found the same on
-// Zen 3); on Sapphire Rapids whole Q8_0 decodes ran 6-12 % faster with
-// 3 KiB than with 4 (and slower with 1), BF16 ones 1-8 %
+// Zen 3); on Sapphire Rapids whole Q8_0 decodes ran 6-13 % faster with
+// 3 KiB than with 4 (and slower with 1), BF16 ones 3-12 %
 // (docs/PERFORMANCE.md).
 const (
 	streamPrefetchAMD   = 4096
