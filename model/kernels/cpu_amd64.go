@@ -50,18 +50,19 @@ func archLevels() []level {
 }
 
 // l2Prefetch returns Intel's tuning of t: the plain Q8_0 kernel prefetching
-// 3 KiB ahead instead of 4 (streamPrefetchIntel), and the one-token kernels of
-// the interleaved Q4_K and Q6_K layouts prefetching into L2 8 KiB ahead
-// instead of into L1 4 KiB ahead: the choice for Intel cores, where a prefetch into L1 holds one of
-// the core's few L1 fill buffers until its line arrives, so a single
-// stream per thread keeps too few misses in flight (Emerald Rapids, two
-// threads: 4-10 % more bandwidth, Q4_K_M decode 10-15 % faster;
-// docs/PERFORMANCE.md). AMD cores keep the L1 kernels, measured on Zen 3
+// 3 KiB ahead instead of 4 (streamPrefetchIntel), and the one-token kernels
+// of the interleaved Q4_K and Q6_K layouts prefetching into L2 instead of
+// into L1 4 KiB ahead: the choice for Intel cores, where a prefetch into
+// L1 holds one of the core's few L1 fill buffers until its line arrives,
+// so a single stream per thread keeps too few misses in flight (Emerald
+// Rapids, two threads, 8 KiB ahead: 4-10 % more bandwidth, Q4_K_M decode
+// 10-15 % faster; docs/PERFORMANCE.md). AMD cores keep the L1 kernels, measured on Zen 3
 // and Zen 5 (Zen 3 treats PREFETCHT1 as PREFETCHT0; Zen 4 and 5 fill L2
 // with it, which no session has measured there). The L2 kernels also read
 // two 8-row groups at once, g and g+half (twoGroups), as the plain Q8_0
 // kernel reads two rows: two weight streams per thread (Sapphire Rapids:
-// Q4_K 10-15 % more bandwidth, Q4_K_M decode 8-11 % faster). All compute
+// Q4_K 10-15 % more bandwidth, Q4_K_M decode 8-11 % faster), and with two
+// streams 3 KiB ahead beat 8 KiB (Q4_K_M decode 6-9 % faster). All compute
 // the same sums; only the prefetches and the order of the groups differ.
 func l2Prefetch(t table) table {
 	t.q80 = q80Rows(streamPrefetchIntel)
@@ -313,7 +314,7 @@ func q4kx8AVX2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
 func q6kx8AVX2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
 
 // q4kx8AVX2L2 and q6kx8AVX2L2 are q4kx8AVX2 and q6kx8AVX2 with their
-// software prefetches into L2, twice as far ahead (l2Prefetch).
+// software prefetches into L2, 3 KiB ahead (l2Prefetch).
 //
 //go:noescape
 func q4kx8AVX2L2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)

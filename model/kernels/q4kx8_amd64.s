@@ -92,7 +92,9 @@ GLOBL x8b30<>(SB), RODATA|NOPTR, $4
 // into L1 gives two threads ~15 % more bandwidth (1-2 KiB ahead gave
 // nothing reliable). On an Intel core the same prefetches hold L1's few
 // fill buffers until the line arrives; into L2 (PREFETCHT1) 8 KiB ahead,
-// two threads stream 4-10 % faster (Emerald Rapids, PERFORMANCE.md).
+// two threads stream 4-10 % faster (Emerald Rapids, PERFORMANCE.md), and
+// with two streams per thread (q4kx8AVX2L2h2) 3 KiB ahead is faster still
+// (Sapphire Rapids).
 #define Q4KX8_PF(p) \
 	X8PFI (X8PF+128+256*(p))(SI) \
 	X8PFI (X8PF+192+256*(p))(SI) \
@@ -173,10 +175,10 @@ TEXT ·q4kx8AVX2(SB), NOSPLIT, $160-40
 
 // func q4kx8AVX2L2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
 //
-// q4kx8AVX2 with its prefetches into L2, 8 KiB ahead (Intel cores: see
+// q4kx8AVX2 with its prefetches into L2, 3 KiB ahead (Intel cores: see
 // l2Prefetch in cpu_amd64.go).
 #define X8PFI PREFETCHT1
-#define X8PF 8192
+#define X8PF 3072
 TEXT ·q4kx8AVX2L2(SB), NOSPLIT, $160-40
 #include "q4kx8one_amd64.h"
 

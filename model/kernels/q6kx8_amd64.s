@@ -170,10 +170,10 @@ TEXT ·q6kx8AVX2(SB), NOSPLIT, $128-40
 
 // func q6kx8AVX2L2(w *byte, a *quant.BlockQ8K, nb, groups int, out *float32)
 //
-// q6kx8AVX2 with its prefetches into L2, 8 KiB ahead (Intel cores: see
+// q6kx8AVX2 with its prefetches into L2, 3 KiB ahead (Intel cores: see
 // l2Prefetch in cpu_amd64.go).
 #define X6PFI PREFETCHT1
-#define X6PF 8192
+#define X6PF 3072
 TEXT ·q6kx8AVX2L2(SB), NOSPLIT, $128-40
 #include "q6kx8one_amd64.h"
 
