@@ -56,14 +56,15 @@ func archLevels() []level {
 // L1 holds one of the core's few L1 fill buffers until its line arrives,
 // so a single stream per thread keeps too few misses in flight (Emerald
 // Rapids, two threads, 8 KiB ahead: 4-10 % more bandwidth, Q4_K_M decode
-// 10-15 % faster; docs/PERFORMANCE.md). AMD cores keep the L1 kernels, measured on Zen 3
-// and Zen 5 (Zen 3 treats PREFETCHT1 as PREFETCHT0; Zen 4 and 5 fill L2
-// with it, which no session has measured there). The L2 kernels also read
-// two 8-row groups at once, g and g+half (twoGroups), as the plain Q8_0
-// kernel reads two rows: two weight streams per thread (Sapphire Rapids:
-// Q4_K 10-15 % more bandwidth, Q4_K_M decode 8-11 % faster), and with two
-// streams 3 KiB ahead beat 8 KiB (Q4_K_M decode 6-9 % faster). All compute
-// the same sums; only the prefetches and the order of the groups differ.
+// 10-15 % faster; docs/PERFORMANCE.md). AMD cores keep the L1 kernels,
+// measured on Zen 3 and Zen 5 (Zen 3 treats PREFETCHT1 as PREFETCHT0; Zen
+// 4 and 5 fill L2 with it, which no session has measured there). The L2
+// kernels also read two 8-row groups at once, g and g+half (twoGroups), as
+// the plain Q8_0 kernel reads two rows: two weight streams per thread
+// (Sapphire Rapids: Q4_K 10-15 % more bandwidth, Q4_K_M decode 8-11 %
+// faster), and with two streams 3 KiB ahead beat 8 KiB (Q4_K_M decode 2-9 %
+// faster). All compute the same sums; only the prefetches and the order of
+// the groups differ.
 func l2Prefetch(t table) table {
 	t.q80 = q80Rows(streamPrefetchIntel)
 	t.q4kx8 = func(w []byte, rows int, a []quant.BlockQ8K, out []float32) {
