@@ -123,6 +123,7 @@ const (
 	stepFFN              // FFN gate + up, GEGLU, encode for ffn_down
 	stepDown             // ffn_down + residual
 	stepHead             // output head for the wanted positions
+	stepNorm             // RMSNorm of a block of rows and its encodings for the next products
 	stepTest             // counts chunk runs (pool tests)
 )
 
@@ -139,11 +140,13 @@ type dispatch struct {
 	nchunks int
 	chunk   int // rows per chunk for row-split steps
 	next    atomic.Int64
-	attKind actKind   // encoding the attention step writes (actF32: none)
-	ffKind  actKind   // encoding the FFN step writes (actF32: none)
-	logits  []float32 // stepHead: where the logits of the wanted rows go
-	spans   []span    // the sequences' rows of the pass
-	counts  []int32   // stepTest
+	attKind actKind    // encoding the attention step writes (actF32: none)
+	ffKind  actKind    // encoding the FFN step writes (actF32: none)
+	logits  []float32  // stepHead: where the logits of the wanted rows go
+	norm    []float32  // stepNorm: the norm's weights
+	normTo  [2]actKind // stepNorm: the encodings it writes (actF32: none)
+	spans   []span     // the sequences' rows of the pass
+	counts  []int32    // stepTest
 }
 
 // span is one sequence's rows of a forward pass: rows t0..t0+n-1 at
@@ -170,6 +173,7 @@ type engine struct {
 	// per-worker buffers: attention scores and dequantised rows
 	scores  [][]float32
 	rowbuf  [][]float32
+	ffw     [][]float32 // FFN gate and up rows of a block (doFFN)
 	q16     [][]float32 // a query rounded to f16
 	gsc     [][]float32 // f16 attention: scores of a group of query heads
 	enc16   [][]byte    // f16 cache: one value row being stored
@@ -180,21 +184,21 @@ type engine struct {
 	rowb    []byte              // the embedding row of a repacked Embed
 	kicked  bool                // this engine has let the model's background repack start
 	// per-pass buffers
-	x, h, qkv, gate, att, tmp, fg, fu, ff []float32
-	inH, inAtt, inFF                      acts
-	cosS, sinS, cosF, sinF                []float32
-	want                                  []int
-	tokBuf                                []int
-	logitBuf                              []float32
-	spans                                 []span
-	rowSpan                               []int32     // row -> index in spans
-	taskEnd                               []int       // attention: tasks of spans[:i+1]
-	spanTG                                []int       // f16 attention: tokens per task of each span
-	spanTile                              []bool      // tile attention: the spans that take it
-	tileIdx                               []int       // ... their indices
-	tiles                                 []spanTiles // ... their converted keys and values (in tileMem)
-	tileMem                               []byte
-	one                                   [1]span
+	x, h, qkv, gate, att, tmp, ff []float32
+	inH, inAtt, inFF              acts
+	cosS, sinS, cosF, sinF        []float32
+	want                          []int
+	tokBuf                        []int
+	logitBuf                      []float32
+	spans                         []span
+	rowSpan                       []int32     // row -> index in spans
+	taskEnd                       []int       // attention: tasks of spans[:i+1]
+	spanTG                        []int       // f16 attention: tokens per task of each span
+	spanTile                      []bool      // tile attention: the spans that take it
+	tileIdx                       []int       // ... their indices
+	tiles                         []spanTiles // ... their converted keys and values (in tileMem)
+	tileMem                       []byte
+	one                           [1]span
 
 	// cur is the dispatch the pool is running or ran last.
 	cur dispatch
@@ -237,6 +241,7 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 	width := max(c.Hidden, c.FFN, c.QDim())
 	e.scores = make([][]float32, p.threads)
 	e.rowbuf = make([][]float32, p.threads)
+	e.ffw = make([][]float32, p.threads)
 	e.q16 = make([][]float32, p.threads)
 	e.gsc = make([][]float32, p.threads)
 	e.enc16 = make([][]byte, p.threads)
@@ -421,6 +426,13 @@ func (e *engine) evalSeq(ctx context.Context, s *Seq, tokens []int, mode LogitsM
 			return nil, ctx.Err()
 		}
 		e.kicked = true
+	}
+	if len(tokens) > e.opts.Batch {
+		// Room for the whole prompt before its first pass: grown pass by
+		// pass, the cache was copied at every doubling.
+		for l := range s.kv {
+			s.ensureKV(l, len(s.tokens)+len(tokens))
+		}
 	}
 	for start := 0; start < len(tokens); start += e.opts.Batch {
 		end := min(len(tokens), start+e.opts.Batch)
@@ -631,8 +643,9 @@ func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 	e.gate = grow(e.gate, B*c.Heads)
 	e.att = grow(e.att, B*QD)
 	e.tmp = grow(e.tmp, B*H)
-	e.fg = grow(e.fg, B*F)
-	e.fu = grow(e.fu, B*F)
+	for w := range e.ffw {
+		e.ffw[w] = grow(e.ffw[w], 2*B*quant.QK_K)
+	}
 	e.ff = grow(e.ff, B*F)
 	e.cosS, e.sinS = grow(e.cosS, B*c.RopeDimsSWA/2), grow(e.sinS, B*c.RopeDimsSWA/2)
 	e.cosF, e.sinF = grow(e.cosF, B*c.RopeDimsFull/2), grow(e.sinF, B*c.RopeDimsFull/2)
@@ -664,14 +677,7 @@ func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 		for i := range spans {
 			spans[i].s.ensureKV(l, spans[i].p0+spans[i].n)
 		}
-		for t := 0; t < B; t++ {
-			rmsNorm(e.h[t*H:(t+1)*H], e.x[t*H:(t+1)*H], L.AttnNorm, eps)
-		}
-		e.inH.reset(e.h, B, H)
-		if !float {
-			e.inH.prepare(L.QKV.Type)
-			e.inH.prepare(L.Gate.Type)
-		}
+		e.normalize(L.AttnNorm, L.QKV.Type, L.Gate.Type)
 		e.dispatch(stepQKV, c.Heads+2*c.KVHeads+1)
 
 		e.inAtt.reset(e.att, B, QD)
@@ -710,14 +716,7 @@ func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 		e.cur.chunk = e.rowChunk(H)
 		e.dispatch(stepOut, (H+e.cur.chunk-1)/e.cur.chunk)
 
-		for t := 0; t < B; t++ {
-			rmsNorm(e.h[t*H:(t+1)*H], e.x[t*H:(t+1)*H], L.FFNNorm, eps)
-		}
-		e.inH.reset(e.h, B, H)
-		if !float {
-			e.inH.prepare(L.FFNGate.Type)
-			e.inH.prepare(L.FFNUp.Type)
-		}
+		e.normalize(L.FFNNorm, L.FFNGate.Type, L.FFNUp.Type)
 		e.inFF.reset(e.ff, B, F)
 		e.cur.ffKind = actF32
 		if !float {
@@ -826,8 +825,57 @@ func (e *engine) work(w int) {
 			r0 := ch * e.cur.chunk
 			r1 := min(e.c.Vocab, r0+e.cur.chunk)
 			mulRows(&e.m.Output, &e.inH, r0, r1, e.cur.logits, e.c.Vocab, e.opts.FloatActivations, e.rowbuf[w])
+		case stepNorm:
+			e.normRows(ch*e.cur.chunk, min(e.cur.b, (ch+1)*e.cur.chunk))
 		case stepTest:
 			atomic.AddInt32(&e.cur.counts[ch], 1)
+		}
+	}
+}
+
+// normRowsPerChunk is how many rows a stepNorm chunk normalizes; passes of
+// fewer than two chunks' rows (decode) normalize on the calling goroutine.
+const normRowsPerChunk = 16
+
+// normalize writes the RMSNorm (weights nw) of the pass's rows of the
+// residual stream to e.inH and encodes them for the products of types a
+// and b: across the pool for a prefill pass, where done on the calling
+// goroutine alone it kept the other workers waiting for ~6 % of the pass.
+func (e *engine) normalize(nw []float32, a, b quant.Type) {
+	B := e.cur.b
+	e.inH.reset(e.h, B, e.c.Hidden)
+	e.cur.norm, e.cur.normTo = nw, [2]actKind{actF32, actF32}
+	if !e.opts.FloatActivations {
+		for i, typ := range [2]quant.Type{a, b} {
+			if k := kindOf(typ); k != actF32 && (i == 0 || k != e.cur.normTo[0]) {
+				e.inH.alloc(k)
+				e.cur.normTo[i] = k
+			}
+		}
+	}
+	if B < 2*normRowsPerChunk {
+		e.normRows(0, B)
+	} else {
+		e.cur.chunk = normRowsPerChunk
+		e.dispatch(stepNorm, (B+normRowsPerChunk-1)/normRowsPerChunk)
+	}
+	for _, k := range e.cur.normTo {
+		if k != actF32 {
+			e.inH.have[k] = true
+		}
+	}
+	e.cur.norm = nil
+}
+
+// normRows normalizes and encodes rows [t0, t1) of the pass (normalize).
+func (e *engine) normRows(t0, t1 int) {
+	H, eps := e.c.Hidden, float32(e.c.Eps)
+	for t := t0; t < t1; t++ {
+		rmsNorm(e.h[t*H:(t+1)*H], e.x[t*H:(t+1)*H], e.cur.norm, eps)
+		for _, k := range e.cur.normTo {
+			if k != actF32 {
+				e.inH.encode(k, t, 0, H)
+			}
 		}
 	}
 }
@@ -991,11 +1039,16 @@ func (e *engine) doFFN(w, ch int) {
 	r0 := ch * e.cur.chunk
 	r1 := min(F, r0+e.cur.chunk)
 	float := e.opts.FloatActivations
-	mulRows(&L.FFNGate, &e.inH, r0, r1, e.fg, F, float, e.rowbuf[w])
-	mulRows(&L.FFNUp, &e.inH, r0, r1, e.fu, F, float, e.rowbuf[w])
-	for t := 0; t < e.cur.b; t++ {
+	// The gate and up rows go to the worker's own buffers, which stay in
+	// its cache from block to block, instead of into pass-wide arrays
+	// whose lines each block's stores first had to fetch.
+	n, B := r1-r0, e.cur.b
+	g, u := e.ffw[w][:B*n], e.ffw[w][B*n:2*B*n]
+	mulRowsTo(&L.FFNGate, &e.inH, r0, r1, g, n, float, e.rowbuf[w])
+	mulRowsTo(&L.FFNUp, &e.inH, r0, r1, u, n, float, e.rowbuf[w])
+	for t := 0; t < B; t++ {
 		i, j := t*F+r0, t*F+r1
-		geglu(e.opts.GELU, e.ff[i:j], e.fg[i:j], e.fu[i:j])
+		geglu(e.opts.GELU, e.ff[i:j], g[t*n:(t+1)*n], u[t*n:(t+1)*n])
 		if e.cur.ffKind != actF32 {
 			e.inFF.encode(e.cur.ffKind, t, r0, r1)
 		}

@@ -129,6 +129,13 @@ func (a *acts) prepare(typ quant.Type) {
 // activations). One batch row runs the matrix-vector kernels; several run
 // the batched ones, which read each weight tile once for all of them.
 func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool, buf []float32) {
+	if r1 > r0 {
+		mulRowsTo(w, a, r0, r1, out[r0:], ldo, float, buf)
+	}
+}
+
+// mulRowsTo is mulRows writing row r of batch row t to out[t*ldo+r-r0].
+func mulRowsTo(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool, buf []float32) {
 	B, n := a.b, a.n
 	if r1 <= r0 {
 		return
@@ -139,7 +146,7 @@ func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool,
 		for r := r0; r < r1; r++ {
 			quant.DequantizeRow(w.Type, w.rowTo(r, &rb), buf)
 			for t := 0; t < B; t++ {
-				out[t*ldo+r] = kernels.DotF32(buf, a.x[t*n:(t+1)*n])
+				out[t*ldo+r-r0] = kernels.DotF32(buf, a.x[t*n:(t+1)*n])
 			}
 		}
 		return
@@ -148,7 +155,7 @@ func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool,
 	wd := w.Data[r0*rb : r1*rb]
 	rows := r1 - r0
 	if B == 1 {
-		o := out[r0:r1]
+		o := out[:r1-r0]
 		switch w.Type {
 		case quant.F32:
 			kernels.MatVecF32(wd, rows, a.x, o)
@@ -181,7 +188,7 @@ func mulRows(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float bool,
 		}
 		return
 	}
-	o := out[r0 : (B-1)*ldo+r1]
+	o := out[:(B-1)*ldo+r1-r0]
 	switch w.Type {
 	case quant.F32:
 		kernels.MatMulF32(wd, rows, a.x, B, o, ldo)
