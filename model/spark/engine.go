@@ -171,9 +171,12 @@ type engine struct {
 	sched     atomic.Pointer[Scheduler] // the scheduler driving the engine, if any
 
 	// per-worker buffers: attention scores and dequantised rows
-	scores  [][]float32
-	rowbuf  [][]float32
-	ffw     [][]float32 // FFN gate and up rows of a block (doFFN)
+	scores [][]float32
+	rowbuf [][]float32
+	// a block's product rows for every token (doFFN, doResidual): the
+	// worker's own, so they stay in its cache from block to block; in
+	// pass-wide arrays every block's stores first had to fetch their lines
+	blk     [][]float32
 	q16     [][]float32 // a query rounded to f16
 	gsc     [][]float32 // f16 attention: scores of a group of query heads
 	enc16   [][]byte    // f16 cache: one value row being stored
@@ -184,21 +187,21 @@ type engine struct {
 	rowb    []byte              // the embedding row of a repacked Embed
 	kicked  bool                // this engine has let the model's background repack start
 	// per-pass buffers
-	x, h, qkv, gate, att, tmp, ff []float32
-	inH, inAtt, inFF              acts
-	cosS, sinS, cosF, sinF        []float32
-	want                          []int
-	tokBuf                        []int
-	logitBuf                      []float32
-	spans                         []span
-	rowSpan                       []int32     // row -> index in spans
-	taskEnd                       []int       // attention: tasks of spans[:i+1]
-	spanTG                        []int       // f16 attention: tokens per task of each span
-	spanTile                      []bool      // tile attention: the spans that take it
-	tileIdx                       []int       // ... their indices
-	tiles                         []spanTiles // ... their converted keys and values (in tileMem)
-	tileMem                       []byte
-	one                           [1]span
+	x, h, qkv, gate, att, ff []float32
+	inH, inAtt, inFF         acts
+	cosS, sinS, cosF, sinF   []float32
+	want                     []int
+	tokBuf                   []int
+	logitBuf                 []float32
+	spans                    []span
+	rowSpan                  []int32     // row -> index in spans
+	taskEnd                  []int       // attention: tasks of spans[:i+1]
+	spanTG                   []int       // f16 attention: tokens per task of each span
+	spanTile                 []bool      // tile attention: the spans that take it
+	tileIdx                  []int       // ... their indices
+	tiles                    []spanTiles // ... their converted keys and values (in tileMem)
+	tileMem                  []byte
+	one                      [1]span
 
 	// cur is the dispatch the pool is running or ran last.
 	cur dispatch
@@ -241,7 +244,7 @@ func NewEngine(m *Model, opts Options) (*Engine, error) {
 	width := max(c.Hidden, c.FFN, c.QDim())
 	e.scores = make([][]float32, p.threads)
 	e.rowbuf = make([][]float32, p.threads)
-	e.ffw = make([][]float32, p.threads)
+	e.blk = make([][]float32, p.threads)
 	e.q16 = make([][]float32, p.threads)
 	e.gsc = make([][]float32, p.threads)
 	e.enc16 = make([][]byte, p.threads)
@@ -642,9 +645,8 @@ func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 	e.qkv = grow(e.qkv, B*c.QKVRows())
 	e.gate = grow(e.gate, B*c.Heads)
 	e.att = grow(e.att, B*QD)
-	e.tmp = grow(e.tmp, B*H)
-	for w := range e.ffw {
-		e.ffw[w] = grow(e.ffw[w], 2*B*quant.QK_K)
+	for w := range e.blk {
+		e.blk[w] = grow(e.blk[w], B*max(2*quant.QK_K, e.rowChunk(H)))
 	}
 	e.ff = grow(e.ff, B*F)
 	e.cosS, e.sinS = grow(e.cosS, B*c.RopeDimsSWA/2), grow(e.sinS, B*c.RopeDimsSWA/2)
@@ -1023,10 +1025,12 @@ func (e *engine) doResidual(w, ch int, wt *Weight, a *acts) {
 	H := e.c.Hidden
 	r0 := ch * e.cur.chunk
 	r1 := min(H, r0+e.cur.chunk)
-	mulRows(wt, a, r0, r1, e.tmp, H, e.opts.FloatActivations, e.rowbuf[w])
+	n := r1 - r0
+	d := e.blk[w][:e.cur.b*n]
+	mulRowsTo(wt, a, r0, r1, d, n, e.opts.FloatActivations, e.rowbuf[w])
 	for t := 0; t < e.cur.b; t++ {
 		// x + 1*d rounds as x + d: the same sums, vectorised.
-		kernels.Axpy(1, e.tmp[t*H+r0:t*H+r1], e.x[t*H+r0:t*H+r1])
+		kernels.Axpy(1, d[t*n:(t+1)*n], e.x[t*H+r0:t*H+r1])
 	}
 }
 
@@ -1039,11 +1043,8 @@ func (e *engine) doFFN(w, ch int) {
 	r0 := ch * e.cur.chunk
 	r1 := min(F, r0+e.cur.chunk)
 	float := e.opts.FloatActivations
-	// The gate and up rows go to the worker's own buffers, which stay in
-	// its cache from block to block, instead of into pass-wide arrays
-	// whose lines each block's stores first had to fetch.
 	n, B := r1-r0, e.cur.b
-	g, u := e.ffw[w][:B*n], e.ffw[w][B*n:2*B*n]
+	g, u := e.blk[w][:B*n], e.blk[w][B*n:2*B*n]
 	mulRowsTo(&L.FFNGate, &e.inH, r0, r1, g, n, float, e.rowbuf[w])
 	mulRowsTo(&L.FFNUp, &e.inH, r0, r1, u, n, float, e.rowbuf[w])
 	for t := 0; t < B; t++ {
