@@ -646,7 +646,7 @@ func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 	e.gate = grow(e.gate, B*c.Heads)
 	e.att = grow(e.att, B*QD)
 	for w := range e.blk {
-		e.blk[w] = grow(e.blk[w], B*max(2*quant.QK_K, e.rowChunk(H)))
+		e.blk[w] = grow(e.blk[w], B*max(3*quant.QK_K, e.rowChunk(H)))
 	}
 	e.ff = grow(e.ff, B*F)
 	e.cosS, e.sinS = grow(e.cosS, B*c.RopeDimsSWA/2), grow(e.sinS, B*c.RopeDimsSWA/2)
@@ -1044,15 +1044,19 @@ func (e *engine) doFFN(w, ch int) {
 	r1 := min(F, r0+e.cur.chunk)
 	float := e.opts.FloatActivations
 	n, B := r1-r0, e.cur.b
-	g, u := e.blk[w][:B*n], e.blk[w][B*n:2*B*n]
+	g, u, y := e.blk[w][:B*n], e.blk[w][B*n:2*B*n], e.blk[w][2*B*n:3*B*n]
 	mulRowsTo(&L.FFNGate, &e.inH, r0, r1, g, n, float, e.rowbuf[w])
 	mulRowsTo(&L.FFNUp, &e.inH, r0, r1, u, n, float, e.rowbuf[w])
 	for t := 0; t < B; t++ {
-		i, j := t*F+r0, t*F+r1
-		geglu(e.opts.GELU, e.ff[i:j], g[t*n:(t+1)*n], u[t*n:(t+1)*n])
-		if e.cur.ffKind != actF32 {
-			e.inFF.encode(e.cur.ffKind, t, r0, r1)
+		if e.cur.ffKind == actF32 {
+			geglu(e.opts.GELU, e.ff[t*F+r0:t*F+r1], g[t*n:(t+1)*n], u[t*n:(t+1)*n])
+			continue
 		}
+		// ffn_down reads only the encoding: the GEGLU rows stay in the
+		// worker's buffer too.
+		yt := y[t*n : (t+1)*n]
+		geglu(e.opts.GELU, yt, g[t*n:(t+1)*n], u[t*n:(t+1)*n])
+		e.inFF.encodeFrom(e.cur.ffKind, t, r0, yt)
 	}
 }
 

@@ -95,18 +95,24 @@ func (a *acts) alloc(k actKind) {
 // multiples of k.blockElems(). Blocks are independent, so encoding a row
 // piecewise gives exactly the whole-row result.
 func (a *acts) encode(k actKind, t, lo, hi int) {
-	i, j := t*a.n+lo, t*a.n+hi
+	a.encodeFrom(k, t, lo, a.x[t*a.n+lo:t*a.n+hi])
+}
+
+// encodeFrom is encode with the elements read from src instead of from
+// a.x (where they need not be).
+func (a *acts) encodeFrom(k actKind, t, lo int, src []float32) {
+	i, j := t*a.n+lo, t*a.n+lo+len(src)
 	switch k {
 	case actF16:
-		copy(a.f16[i:j], a.x[i:j])
+		copy(a.f16[i:j], src)
 		kernels.RoundF16(a.f16[i:j])
 	case actBF16:
-		copy(a.bf16[i:j], a.x[i:j])
+		copy(a.bf16[i:j], src)
 		kernels.RoundBF16(a.bf16[i:j])
 	case actQ80:
-		kernels.QuantizeQ8_0(a.x[i:j], a.q80[i/32:j/32])
+		kernels.QuantizeQ8_0(src, a.q80[i/32:j/32])
 	case actQ8K:
-		kernels.QuantizeQ8K(a.x[i:j], a.q8k[i/quant.QK_K:j/quant.QK_K])
+		kernels.QuantizeQ8K(src, a.q8k[i/quant.QK_K:j/quant.QK_K])
 	}
 }
 
