@@ -615,9 +615,12 @@ func (e *engine) rowChunk(rows int) int {
 // gate and the encoding of that head's slice for attn_output; (3)
 // attn_output with the residual add; (4) FFN gate and up over 256-row
 // blocks with GEGLU and the encoding of the block for ffn_down; (5)
-// ffn_down with the residual add. RMSNorm and the encoding of its result
-// run on the calling goroutine in between. The matrix products take every
-// row of the pass at once; attention reads each row's own sequence.
+// ffn_down with the residual add. RMSNorm and the encodings of its result
+// run in between: a dispatch of their own for a prefill pass (normalize),
+// on the calling goroutine for a few rows. The matrix products take every
+// row of the pass at once; attention reads each row's own sequence; each
+// worker keeps a block's product rows in its own buffer (blk) where
+// nothing after the block reads them.
 func (e *engine) forward(ctx context.Context, spans []span, toks []int) error {
 	c := &e.c
 	B := len(toks)
