@@ -12,10 +12,16 @@ import (
 )
 
 // spinRounds is how many times an idle worker polls the epoch before it
-// parks. Steps of one token follow each other within microseconds, so
-// workers stay hot through a whole Eval; between calls they park and cost
-// nothing (ggml's "poll then sleep").
-const spinRounds = 1 << 15
+// parks: about half a millisecond, so that workers stay hot through a whole
+// Eval and from one decoded token to the next (the sampling between them
+// takes tens of microseconds); between turns they park and cost nothing
+// (ggml's "poll then sleep"). A worker also waits that long while the last
+// chunk of a prefill step (up to ~2 ms) or the serial work between steps
+// runs on another. At 2^15 rounds (~30 us) it parked there, and every
+// futex wake-up that followed cost so much on the 2-vCPU AMX guest that
+// 2^19 prefilled 2,017 tokens 10-18 % faster and decoded 10-17 % faster
+// (docs/PERFORMANCE.md).
+const spinRounds = 1 << 19
 
 // waitRounds is how long the dispatcher polls for late workers before it
 // parks: a few hundred microseconds, longer than the imbalance of a step
