@@ -13,8 +13,9 @@ import (
 
 // spinRounds is how many times an idle worker polls the epoch before it
 // parks: about half a millisecond, so that workers stay hot through a whole
-// Eval and from one decoded token to the next (the sampling between them
-// takes tens of microseconds); between turns they park and cost nothing
+// Eval and from one decoded token to the next (the caller's work between
+// two tokens, sampling and streaming, can outlast 30 us); between turns
+// they park and cost nothing
 // (ggml's "poll then sleep"). A worker also waits that long while the last
 // chunk of a prefill step (up to ~2 ms) or the serial work between steps
 // runs on another. At 2^15 rounds (~30 us) it parked there, and every
