@@ -116,14 +116,18 @@ const (
 	cfgHalf
 )
 
-// setQ80Cfg: tmm0 = A (tokens x 32 bytes: one Q8_0 block), tmm1 = B (8
-// rows of 16 x 4 weight bytes), tmm2 and tmm3 = C (tokens x 16 int32) of
-// alternate blocks.
+// setQ80Cfg: tmm0 and tmm1 = A (tokens x 32 bytes: one Q8_0 block), tmm2
+// and tmm3 = B (8 rows of 16 x 4 weight bytes), the pairs taken by
+// alternate blocks; tmm4-tmm7 = C (tokens x 16 int32), a ring of four
+// blocks in flight.
 func setQ80Cfg(c *tileCfg, ntok int) {
-	c.rows[0], c.colsb[0] = uint8(ntok), 32
-	c.rows[1], c.colsb[1] = 8, 64
-	c.rows[2], c.colsb[2] = uint8(ntok), 64
-	c.rows[3], c.colsb[3] = uint8(ntok), 64
+	for i := 0; i < 2; i++ {
+		c.rows[i], c.colsb[i] = uint8(ntok), 32
+		c.rows[2+i], c.colsb[2+i] = 8, 64
+	}
+	for i := 4; i < 8; i++ {
+		c.rows[i], c.colsb[i] = uint8(ntok), 64
+	}
 }
 
 // packQ80 unpacks 16 Q8_0 rows (row r at src[r*rb:]) of nb blocks into B

@@ -15,36 +15,50 @@ A('''//go:build !purego
 // by TestAMXEncodings against objdump.
 //
 // Per block: C = A . B (TDPBSSD over the block's 32 quants), then
-// out[t] += float(C[t]) * (wscale * ascale[t]) for every token t. The
-// vector work on block k runs while the tile unit multiplies block k+1 into
-// the other accumulator tile (tmm2 / tmm3, stored at 0 / 1024). Registers:
-// SI = activations (the tokens' Q8_0 blocks in place), DX = their token
-// stride, R12 = the block stride,
-// DI = B tiles, BX = 64, CX = scratch, R9 = weight scales, R10 = token
-// scales (both already advanced past the block being finished).
+// out[t] += float(C[t]) * (wscale * ascale[t]) for every token t. Q8_0
+// scales differ from block to block, so every 16x16x32 product goes through
+// memory and the vector unit. The tile unit runs three blocks ahead of the
+// vector work: while the epilogue of block k reads its stored sums, the
+// product of block k+3 is issued and that of block k+1 stored. Tile
+// registers do not rename and tile instructions wait for one another, so
+// with one product in flight (the previous form: a pair of accumulators,
+// each stored right after its product) every block paid the product's
+// latency and the store's in turn; four accumulators (tmm4-tmm7, stored
+// at 0, 1024, 2048, 3072 of the scratch) and two A/B register pairs
+// (tmm0/tmm2 for even blocks, tmm1/tmm3 for odd) keep the unit busy.
+// The loop is unrolled four times (the accumulator ring); R11 counts the
+// blocks whose epilogue is still to run, so the blocks near the end issue
+// and store nothing past the last.
+//
+// Registers: SI = activations (the tokens' Q8_0 blocks in place), DX =
+// their token stride, R12 = the block stride, DI = B tiles (both advanced
+// as blocks are issued), BX = 64, CX = scratch, R9 = weight scales, R10 =
+// token scales (both at the block of the epilogue).
 ''')
 mac('LDTILECFG_AX',[0xC4,0xE2,0x78,0x49,0x00],'ldtilecfg (%rax)')
 mac('TILERELEASE',[0xC4,0xE2,0x78,0x49,0xC0],'tilerelease')
-mac('TILEZERO_T2',tilezero(2),'tilezero %tmm2')
-mac('TILEZERO_T3',tilezero(3),'tilezero %tmm3')
-mac('LOAD_A',tileloadd(0,'rsi','rdx',0),'tileloadd (%rsi,%rdx,1),%tmm0')
-mac('LOAD_B',tileloadd(1,'rdi','rbx',0),'tileloadd (%rdi,%rbx,1),%tmm1')
-mac('TDPBSSD_T2',tdp('bssd',2,0,1),'tdpbssd %tmm1,%tmm0,%tmm2')
-mac('TDPBSSD_T3',tdp('bssd',3,0,1),'tdpbssd %tmm1,%tmm0,%tmm3')
-mac('STORE_T2',tilestored(2,'rcx','rbx',0),'tilestored %tmm2,(%rcx,%rbx,1)')
-mac('STORE_T3',tilestored(3,'rcx','rbx',1024),'tilestored %tmm3,0x400(%rcx,%rbx,1)')
-A('''
-#define TILES2 TILEZERO_T2; LOAD_A; LOAD_B; TDPBSSD_T2
-#define TILES3 TILEZERO_T3; LOAD_A; LOAD_B; TDPBSSD_T3
-#define ADVANCE ADDQ R12, SI; ADDQ $512, DI; ADDQ $64, R9; ADDQ $64, R10
-''')
-def post(buf):
-    A('\tVMOVUPS -64(R9), Z16')
+for c in range(4):
+    mac('TILEZERO_C%d' % c,tilezero(4+c),'tilezero %%tmm%d' % (4+c))
+    mac('STORE_C%d' % c,tilestored(4+c,'rcx','rbx',1024*c),'tilestored %%tmm%d,%s(%%rcx,%%rbx,1)' % (4+c, '0x%x' % (1024*c) if c else ''))
+    for ab in range(2):
+        mac('TDP_C%d_%d' % (c,ab),tdp('bssd',4+c,ab,2+ab),'tdpbssd %%tmm%d,%%tmm%d,%%tmm%d' % (2+ab,ab,4+c))
+for ab in range(2):
+    mac('LOAD_A%d' % ab,tileloadd(ab,'rsi','rdx',0),'tileloadd (%%rsi,%%rdx,1),%%tmm%d' % ab)
+    mac('LOAD_B%d' % ab,tileloadd(2+ab,'rdi','rbx',0),'tileloadd (%%rdi,%%rbx,1),%%tmm%d' % (2+ab))
+AHEAD = 3 # blocks issued ahead of the epilogue (3 or 2 measured alike; 1 was the slow form)
+def issue(k):
+    # the product of a block k (mod 4) into its accumulator
+    A('\tTILEZERO_C%d\n\tLOAD_A%d\n\tLOAD_B%d\n\tTDP_C%d_%d' % (k%4, k%2, k%2, k%4, k%2))
+    A('\tADDQ R12, SI\n\tADDQ $512, DI')
+def post(k):
+    # out[t] += float(C[t]) * (wscale * ascale[t]) from the stored sums of block k
+    A('\tVMOVUPS (R9), Z16')
     for t in range(16):
         z1, z2 = (17, 18) if t%2==0 else (19, 20)
-        A('\tVCVTDQ2PS %d(CX), Z%d' % (buf+64*t, z1))
-        A('\tVMULPS.BCST %d(R10), Z16, Z%d' % (4*t-64, z2))
+        A('\tVCVTDQ2PS %d(CX), Z%d' % (1024*(k%4)+64*t, z1))
+        A('\tVMULPS.BCST %d(R10), Z16, Z%d' % (4*t, z2))
         A('\tVFMADD231PS Z%d, Z%d, Z%d' % (z1, z2, t))
+    A('\tADDQ $64, R9\n\tADDQ $64, R10')
 A('''TEXT ·amxQ80(SB), NOSPLIT, $0-8
 	MOVQ p+0(FP), R8
 	MOVQ 0(R8), AX
@@ -59,19 +73,22 @@ A('''TEXT ·amxQ80(SB), NOSPLIT, $0-8
 	MOVQ 88(R8), R12
 	MOVQ $64, BX''')
 for t in range(16): A('\tVPXORD Z%d, Z%d, Z%d' % (t,t,t))
-A('\tTILES2\n\tSTORE_T2\n\tADVANCE\n\tDECQ R11\n\tJZ lastA')
-A('loop:')
-A('\tTILES3')
-post(0)
-A('\tSTORE_T3\n\tADVANCE\n\tDECQ R11\n\tJZ lastB')
-A('\tTILES2')
-post(1024)
-A('\tSTORE_T2\n\tADVANCE\n\tDECQ R11\n\tJNZ loop')
-A('lastA:')
-post(0)
-A('\tJMP store')
-A('lastB:')
-post(1024)
+issue(0)
+for i in range(1, AHEAD):
+    A('\tCMPQ R11, $%d\n\tJLE issued' % i)
+    issue(i)
+A('issued:\n\tSTORE_C0')
+for k in range(4):
+    A('block%d:' % k)
+    A('\tCMPQ R11, $%d\n\tJLE noissue%d' % (AHEAD, k))
+    issue(k+AHEAD)
+    A('noissue%d:' % k)
+    A('\tCMPQ R11, $1\n\tJLE nostore%d' % k)
+    A('\tSTORE_C%d' % ((k+1)%4))
+    A('nostore%d:' % k)
+    post(k)
+    A('\tDECQ R11\n\tJZ store')
+A('\tJMP block0')
 A('''store:
 	TILERELEASE
 	MOVQ 56(R8), AX
