@@ -72,7 +72,6 @@ type amxScratch struct {
 	cmem [4096 + 64]byte
 	pk   []byte
 	ws   []float32
-	da   []float32
 	grp  []byte
 	accb []byte // K-quant sums of every token tile
 	ob   []float32
@@ -149,25 +148,50 @@ func packQ80(pk []byte, ws []float32, src []byte, rb, nb int) {
 	}
 }
 
-// tokenScales writes the Q8_0 scale of block blk of token t of tile i to
-// da[(i*nb+blk)*16 + t%16], zero for the missing tokens of a last partial
-// tile.
-func tokenScales(da []float32, a []quant.BlockQ8_0, b, nb int) []float32 {
-	tiles := (b + 15) / 16
-	da = grow(da, tiles*nb*16)
-	clear(da[(tiles-1)*nb*16:])
+// q80Tiles lays out the b tokens of Q8_0 blocks a (nb per token) for
+// amxQ80: block blk of token t goes to
+//   - its 32 quants at qs[((t/16)*nb+blk)*512 + (t%16)*32:] (one A tile,
+//     16 tokens x 32 bytes, in 512 contiguous bytes: loaded in place, the
+//     tokens' blocks lay a row of blocks apart, 16 lines for 512 bytes);
+//   - its scale at da[((t/16)*nb+blk)*16 + t%16].
+//
+// Both live in one buffer (q80Views finds them); the missing tokens of a
+// last partial tile get zeros. It is built once per Q80Batch: the token
+// scales were gathered again by every row chunk of every product.
+func q80Tiles(dst []byte, a []quant.BlockQ8_0, b int) []byte {
+	nb := len(a) / b
+	dst = grow(dst, (b+15)/16*nb*(512+64)+64)
+	qs, da := q80Views(dst, b, nb)
+	if b%16 != 0 {
+		clear(dst)
+	}
 	for t := 0; t < b; t++ {
 		base := (t/16)*nb*16 + t%16
 		for blk := 0; blk < nb; blk++ {
-			da[base+16*blk] = a[t*nb+blk].D
+			x := &a[t*nb+blk]
+			i := base + 16*blk
+			*(*[32]int8)(unsafe.Pointer(&qs[32*i])) = x.Qs
+			da[i] = x.D
 		}
 	}
-	return da
+	return dst
+}
+
+// q80Views returns the quants (64-byte aligned) and scales that q80Tiles
+// lays out in buf for b tokens of nb blocks.
+func q80Views(buf []byte, b, nb int) (qs []byte, da []float32) {
+	n := (b + 15) / 16 * nb * 16 // token places
+	off := int((64 - uintptr(unsafe.Pointer(&buf[0]))&63) & 63)
+	qs = buf[off : off+32*n]
+	da = unsafe.Slice((*float32)(unsafe.Pointer(&buf[off+32*n])), n)
+	_ = buf[off+36*n-1]
+	return qs, da
 }
 
 // q80AMX is the AMX gemmQ80: 16-row tiles through the tile kernel, leftover
 // rows through the vector kernels of the level below.
-func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
+func q80AMX(w []byte, rows int, x *Q80Batch, out []float32, ldo int) {
+	a, b := x.a, x.b
 	nb := len(a) / b
 	rb := nb * quant.BlockQ8_0Size
 	r16 := rows &^ 15
@@ -177,20 +201,19 @@ func q80AMX(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo i
 	}
 	s := amxPool.Get().(*amxScratch)
 	defer amxPool.Put(s)
-	s.da = tokenScales(s.da, a, b, nb)
+	qs, da := q80Views(x.get(layoutAMXQ80, func(dst []byte) []byte { return q80Tiles(dst, a, b) }), b, nb)
 	pk := align64(&s.pk, 512*nb)
 	s.ws = grow(s.ws, 16*nb)
 	ob := s.outBuf(b * r16)
-	bsz := int(unsafe.Sizeof(a[0]))
-	p := amxArgs{astride: nb * bsz, astep: bsz, nb: nb, ldo: 4 * r16, cbuf: s.cbuf(),
+	p := amxArgs{astride: 32, astep: 512, nb: nb, ldo: 4 * r16, cbuf: s.cbuf(),
 		w: unsafe.Pointer(&pk[0]), ws: unsafe.Pointer(&s.ws[0])}
 	for r0 := 0; r0 < r16; r0 += 16 {
 		packQ80AMX(&pk[0], &s.ws[0], &w[r0*rb], rb, nb)
 		for t0 := 0; t0 < b; t0 += 16 {
 			p.ntok = min(16, b-t0)
 			p.cfg = s.cfgFor(cfgQ80, p.ntok, setQ80Cfg)
-			p.a = unsafe.Pointer(&a[t0*nb].Qs[0])
-			p.da = unsafe.Pointer(&s.da[t0/16*nb*16])
+			p.a = unsafe.Pointer(&qs[t0*nb*32])
+			p.da = unsafe.Pointer(&da[t0*nb])
 			p.out = unsafe.Pointer(&ob[t0*r16+r0])
 			amxQ80(&p)
 		}
@@ -297,7 +320,7 @@ func amxProbe() error {
 		}
 		return nil
 	}
-	q80AMX(w8, rows, a8, b, out, rows)
+	q80AMX(w8, rows, NewQ80Batch(a8, b), out, rows)
 	if err := check("Q8_0", func(r, t int) float32 {
 		rb := nb8 * quant.BlockQ8_0Size
 		return quant.DotQ8_0(w8[r*rb:(r+1)*rb], a8[t*nb8:(t+1)*nb8])

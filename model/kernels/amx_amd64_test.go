@@ -156,7 +156,7 @@ func TestAMXKernelsShareScratch(t *testing.T) {
 	}
 	out := make([]float32, b*rows)
 	for i := 0; i < 3; i++ {
-		q80AMX(w8, rows, a8, b, out, rows)
+		q80AMX(w8, rows, NewQ80Batch(a8, b), out, rows)
 		for tok := 0; tok < b; tok++ {
 			for row := 0; row < rows; row++ {
 				rb := 8 * nb * quant.BlockQ8_0Size

@@ -369,7 +369,8 @@ var q80Pool = sync.Pool{New: func() any { return new(q80Scratch) }}
 // q80mmZ is the avx512 gemmQ80: each 16-row tile is packed once and
 // multiplied with every token of the batch, leftover rows go to the vector
 // kernels of the level below.
-func q80mmZ(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
+func q80mmZ(w []byte, rows int, x *Q80Batch, out []float32, ldo int) {
+	a, b := x.a, x.b
 	nb := len(a) / b
 	rb := nb * quant.BlockQ8_0Size
 	r16 := rows &^ 15

@@ -58,8 +58,8 @@ func newAVXVNNITable(below table, k vnniKernels) table {
 	t.q80x8 = func(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 		q80x8V(w, rows, a, 1, out, rows, k.q80x81)
 	}
-	t.q80x8mm = func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
-		q80x8V(w, rows, a, b, out, ldo, k.q80x8)
+	t.q80x8mm = func(w []byte, rows int, x *Q80Batch, out []float32, ldo int) {
+		q80x8V(w, rows, x.a, x.b, out, ldo, k.q80x8)
 	}
 	return t
 }

@@ -98,7 +98,7 @@ func TestAVXVNNIBatchInvariant(t *testing.T) {
 			a = append(a, makeQ80(r, 8*nb, modeNormal)...)
 		}
 		got := make([]float32, b*rows)
-		MatMulQ8_0x8(w, rows, a, b, got, rows)
+		MatMulQ8_0x8(w, rows, NewQ80Batch(a, b), got, rows)
 		one := make([]float32, rows)
 		for tok := 0; tok < b; tok++ {
 			MatVecQ8_0x8(w, rows, a[tok*8*nb:(tok+1)*8*nb], one)

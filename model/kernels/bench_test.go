@@ -133,7 +133,7 @@ func BenchmarkMatMulK(b *testing.B) {
 	b.Run("Q8_0/MatMul", func(b *testing.B) {
 		b.SetBytes(int64(len(w8) * toks))
 		for b.Loop() {
-			MatMulQ8_0(w8, rows, a8, toks, out, rows)
+			MatMulQ8_0(w8, rows, NewQ80Batch(a8, toks), out, rows)
 		}
 	})
 	b.Run("Q8_0/MatVec-per-token", func(b *testing.B) {

@@ -17,7 +17,7 @@ import (
 // handle leftover rows and tokens themselves.
 type (
 	gemmQ8K   func(w []byte, rows int, x *Q8KBatch, out []float32, ldo int)
-	gemmQ80   func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int)
+	gemmQ80   func(w []byte, rows int, x *Q80Batch, out []float32, ldo int)
 	gemmFloat func(w []byte, rows int, x []float32, b int, out []float32, ldo int)
 	gemmBF16  func(w []byte, rows int, x *BF16Batch, out []float32, ldo int)
 )
@@ -81,6 +81,27 @@ func subSums(bs []int16, a []quant.BlockQ8K) []int16 {
 	return bs
 }
 
+// Q80Batch is b rows of Q8_0 activation blocks for the Q8_0 and Q4_0
+// matrix products, shared as a Q8KBatch is: at the amx level, the quants
+// in token tiles and their scales laid out once for every product and row
+// chunk that reads them.
+type Q80Batch struct {
+	a []quant.BlockQ8_0
+	b int
+	laid
+}
+
+// NewQ80Batch returns the batch of the b rows of blocks a.
+func NewQ80Batch(a []quant.BlockQ8_0, b int) *Q80Batch {
+	return &Q80Batch{a: a, b: b}
+}
+
+// Reset is Q8KBatch.Reset for rows of Q8_0 blocks.
+func (x *Q80Batch) Reset(a []quant.BlockQ8_0, b int) {
+	x.a, x.b = a, b
+	x.laid.reset()
+}
+
 // BF16Batch is b rows of activations for BF16 weights (float32 holding
 // bf16 values, quant.RoundBF16), shared as a Q8KBatch is: at the amx
 // level, the rows narrowed to bf16 and padded for the tiles once for every
@@ -119,6 +140,7 @@ const (
 	layoutNone      layoutKind = iota
 	layoutAMXQK                // amx: Q8_K quants in tile order, scales, sums of 32
 	layoutAMXBF                // amx: rows narrowed to bf16
+	layoutAMXQ80               // amx: Q8_0 quants in token tiles, scales
 	layoutTiles                // avx512, avxvnni: sums of 32, Q8_K blocks in token tiles (Q8KBatch.tiles)
 	layoutQuads                // arm64 i8mm: Q8_K blocks packed in token quads
 	layoutQuadsBF16            // arm64 i8mm with FEAT_BF16: rows packed in token quads

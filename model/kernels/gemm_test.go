@@ -115,7 +115,7 @@ func TestGemmK(t *testing.T) {
 func TestGemmQ8_0(t *testing.T) {
 	kernels := []struct {
 		typ quant.Type
-		mm  func([]byte, int, []quant.BlockQ8_0, int, []float32, int)
+		mm  func([]byte, int, *Q80Batch, []float32, int)
 		ref func([]byte, []quant.BlockQ8_0) float32
 	}{
 		{quant.Q8_0, MatMulQ8_0, quant.DotQ8_0},
@@ -154,7 +154,7 @@ func TestGemmQ8_0(t *testing.T) {
 					for i := range out {
 						out[i] = -7
 					}
-					k.mm(w, c.rows, a, c.b, out, ldo)
+					k.mm(w, c.rows, NewQ80Batch(a, c.b), out, ldo)
 					rb := nb * lay.bs
 					absW := make([][]float64, c.rows)
 					for i := range absW {
@@ -287,8 +287,8 @@ func BenchmarkGemm(b *testing.B) {
 			{"Q4_Kx8", w4x, func() { MatMulQ4Kx8(w4x, rows, NewQ8KBatch(ak, toks), out, rows) }},
 			{"Q6_K", w6, func() { MatMulQ6K(w6, rows, NewQ8KBatch(ak, toks), out, rows) }},
 			{"Q6_Kx8", w6x, func() { MatMulQ6Kx8(w6x, rows, NewQ8KBatch(ak, toks), out, rows) }},
-			{"Q8_0", w8, func() { MatMulQ8_0(w8, rows, a8, toks, out, rows) }},
-			{"Q8_0x8", w8x, func() { MatMulQ8_0x8(w8x, rows, a8, toks, out, rows) }},
+			{"Q8_0", w8, func() { MatMulQ8_0(w8, rows, NewQ80Batch(a8, toks), out, rows) }},
+			{"Q8_0x8", w8x, func() { MatMulQ8_0x8(w8x, rows, NewQ80Batch(a8, toks), out, rows) }},
 			{"BF16", wb, func() { matMulBF16(wb, rows, x, toks, out, rows) }},
 		}
 		for _, l := range Levels() {
@@ -326,7 +326,7 @@ func BenchmarkGemm(b *testing.B) {
 
 // TestBatchReuse: products sharing one batch (and what a level lays out
 // of it) give what each gives with a batch of its own, for weights of
-// every K-quant type, BF16 weights, and row chunks of one matrix, and after
+// every K-quant type, Q8_0 and BF16 weights, and row chunks of one matrix, and after
 // Reset with new contents in the same memory the batch gives the new
 // contents' products.
 func TestBatchReuse(t *testing.T) {
@@ -346,7 +346,12 @@ func TestBatchReuse(t *testing.T) {
 			quant.RoundBF16(x)
 		}
 		newX()
+		a8 := make([]quant.BlockQ8_0, 0, b*nb*8)
+		for range b {
+			a8 = append(a8, makeQ80(r, nb*8, modeNormal)...)
+		}
 		w4 := makeWeights(r, layouts[quant.Q4_K], nb, rows, modeNormal)
+		w8 := makeWeights(r, layouts[quant.Q8_0], nb*8, rows, modeNormal)
 		w6 := makeWeights(r, layouts[quant.Q6_K], nb, rows, modeNormal)
 		wb := make([]byte, 2*rows*nb*256)
 		for i := 0; i < rows*nb*256; i++ {
@@ -355,26 +360,31 @@ func TestBatchReuse(t *testing.T) {
 		}
 		type prod struct {
 			name string
-			run  func(q *Q8KBatch, f *BF16Batch, out []float32)
+			run  func(q *Q8KBatch, q8 *Q80Batch, f *BF16Batch, out []float32)
 		}
 		prods := []prod{
-			{"Q4_K", func(q *Q8KBatch, _ *BF16Batch, out []float32) { MatMulQ4K(w4, rows, q, out, rows) }},
-			{"Q6_K", func(q *Q8KBatch, _ *BF16Batch, out []float32) { MatMulQ6K(w6, rows, q, out, rows) }},
-			{"Q4_K rows 16-47", func(q *Q8KBatch, _ *BF16Batch, out []float32) {
+			{"Q4_K", func(q *Q8KBatch, _ *Q80Batch, _ *BF16Batch, out []float32) { MatMulQ4K(w4, rows, q, out, rows) }},
+			{"Q6_K", func(q *Q8KBatch, _ *Q80Batch, _ *BF16Batch, out []float32) { MatMulQ6K(w6, rows, q, out, rows) }},
+			{"Q4_K rows 16-47", func(q *Q8KBatch, _ *Q80Batch, _ *BF16Batch, out []float32) {
 				MatMulQ4K(w4[16*nb*quant.BlockQ4_KSize:], rows-16, q, out[16:], rows)
 			}},
-			{"BF16", func(_ *Q8KBatch, f *BF16Batch, out []float32) { MatMulBF16(wb, rows, f, out, rows) }},
-			{"BF16 rows 16-47", func(_ *Q8KBatch, f *BF16Batch, out []float32) {
+			{"Q8_0", func(_ *Q8KBatch, q8 *Q80Batch, _ *BF16Batch, out []float32) { MatMulQ8_0(w8, rows, q8, out, rows) }},
+			{"Q8_0 rows 16-47", func(_ *Q8KBatch, q8 *Q80Batch, _ *BF16Batch, out []float32) {
+				MatMulQ8_0(w8[16*nb*8*quant.BlockQ8_0Size:], rows-16, q8, out[16:], rows)
+			}},
+			{"BF16", func(_ *Q8KBatch, _ *Q80Batch, f *BF16Batch, out []float32) { MatMulBF16(wb, rows, f, out, rows) }},
+			{"BF16 rows 16-47", func(_ *Q8KBatch, _ *Q80Batch, f *BF16Batch, out []float32) {
 				MatMulBF16(wb[2*16*nb*256:], rows-16, f, out[16:], rows)
 			}},
 		}
-		q, f := NewQ8KBatch(a, b), NewBF16Batch(x, b)
+		q, q8, f := NewQ8KBatch(a, b), NewQ80Batch(a8, b), NewBF16Batch(x, b)
 		for round := 0; round < 2; round++ {
 			for _, p := range prods {
 				want := make([]float32, b*rows)
 				got := make([]float32, b*rows)
-				p.run(NewQ8KBatch(append([]quant.BlockQ8K(nil), a...), b), NewBF16Batch(append([]float32(nil), x...), b), want)
-				p.run(q, f, got)
+				p.run(NewQ8KBatch(append([]quant.BlockQ8K(nil), a...), b), NewQ80Batch(append([]quant.BlockQ8_0(nil), a8...), b),
+					NewBF16Batch(append([]float32(nil), x...), b), want)
+				p.run(q, q8, f, got)
 				for i := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("round %d %s: output %d: shared batch %v, own batch %v", round, p.name, i, got[i], want[i])
@@ -400,8 +410,10 @@ func TestBatchReuse(t *testing.T) {
 				}
 			}
 			copy(a, makeQ8K(r, nb*b, modeNormal)) // new contents, same memory
+			copy(a8, makeQ80(r, nb*8*b, modeNormal))
 			newX()
 			q.Reset(a, b)
+			q8.Reset(a8, b)
 			f.Reset(x, b)
 		}
 	})

@@ -118,15 +118,19 @@ func TestBatchInvariant(t *testing.T) {
 				},
 				func(w []byte, rows, t, k int, out []float32) { MatVecQ6Kx8(w, rows, ak[t*k/256:(t+1)*k/256], out) }, long},
 			{"Q8_0", quant.Q8_0, false, 1, kq(quant.Q8_0, false), q80,
-				func(w []byte, rows, b, k int, out []float32, ldo int) { MatMulQ8_0(w, rows, a0[:b*k/32], b, out, ldo) },
+				func(w []byte, rows, b, k int, out []float32, ldo int) {
+					MatMulQ8_0(w, rows, NewQ80Batch(a0[:b*k/32], b), out, ldo)
+				},
 				func(w []byte, rows, t, k int, out []float32) { MatVecQ8_0(w, rows, a0[t*k/32:(t+1)*k/32], out) }, long0},
 			{"Q8_0 x8", quant.Q8_0, true, Interleave, kq(quant.Q8_0, true), q80,
 				func(w []byte, rows, b, k int, out []float32, ldo int) {
-					MatMulQ8_0x8(w, rows, a0[:b*k/32], b, out, ldo)
+					MatMulQ8_0x8(w, rows, NewQ80Batch(a0[:b*k/32], b), out, ldo)
 				},
 				func(w []byte, rows, t, k int, out []float32) { MatVecQ8_0x8(w, rows, a0[t*k/32:(t+1)*k/32], out) }, long0[1:]},
 			{"Q4_0", quant.Q4_0, false, 1, kq(quant.Q4_0, false), q80,
-				func(w []byte, rows, b, k int, out []float32, ldo int) { MatMulQ4_0(w, rows, a0[:b*k/32], b, out, ldo) },
+				func(w []byte, rows, b, k int, out []float32, ldo int) {
+					MatMulQ4_0(w, rows, NewQ80Batch(a0[:b*k/32], b), out, ldo)
+				},
 				func(w []byte, rows, t, k int, out []float32) { MatVecQ4_0(w, rows, a0[t*k/32:(t+1)*k/32], out) }, long0},
 			{"F16", quant.F16, false, 1, halves, floats,
 				func(w []byte, rows, b, k int, out []float32, ldo int) { MatMulF16(w, rows, xf[:b*k], b, out, ldo) },

@@ -71,21 +71,21 @@ func MatMulQ6K(w []byte, rows int, x *Q8KBatch, out []float32, ldo int) {
 }
 
 // MatMulQ8_0 is MatMulQ4K for Q8_0 weights and Q8_0 activations.
-func MatMulQ8_0(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
-	if useGemm(cur.q80mm != nil, "MatMulQ8_0", len(w), rows, quant.BlockQ8_0Size, len(a), b, len(out), ldo) {
-		cur.q80mm(w, rows, a, b, out, ldo)
+func MatMulQ8_0(w []byte, rows int, x *Q80Batch, out []float32, ldo int) {
+	if useGemm(cur.q80mm != nil, "MatMulQ8_0", len(w), rows, quant.BlockQ8_0Size, len(x.a), x.b, len(out), ldo) {
+		cur.q80mm(w, rows, x, out, ldo)
 		return
 	}
-	matMul("MatMulQ8_0", w, rows, a, b, out, ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
+	matMul("MatMulQ8_0", w, rows, x.a, x.b, out, ldo, quant.BlockQ8_0Size, MatVecQ8_0, cur.q804)
 }
 
 // MatMulQ4_0 is MatMulQ4K for Q4_0 weights and Q8_0 activations.
-func MatMulQ4_0(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
-	if useGemm(cur.q40mm != nil, "MatMulQ4_0", len(w), rows, quant.BlockQ4_0Size, len(a), b, len(out), ldo) {
-		cur.q40mm(w, rows, a, b, out, ldo)
+func MatMulQ4_0(w []byte, rows int, x *Q80Batch, out []float32, ldo int) {
+	if useGemm(cur.q40mm != nil, "MatMulQ4_0", len(w), rows, quant.BlockQ4_0Size, len(x.a), x.b, len(out), ldo) {
+		cur.q40mm(w, rows, x, out, ldo)
 		return
 	}
-	matMul("MatMulQ4_0", w, rows, a, b, out, ldo, quant.BlockQ4_0Size, MatVecQ4_0, nil)
+	matMul("MatMulQ4_0", w, rows, x.a, x.b, out, ldo, quant.BlockQ4_0Size, MatVecQ4_0, nil)
 }
 
 // MatMulF32 is MatMulQ4K for F32 weights: x holds b vectors of len(x)/b floats.

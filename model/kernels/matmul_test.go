@@ -63,7 +63,7 @@ func TestMatMul(t *testing.T) {
 			for range c.b {
 				a8 = append(a8, makeQ80(r, c.nb, modeNormal)...)
 			}
-			compare("Q8_0", func(out []float32) { MatMulQ8_0(w8, c.rows, a8, c.b, out, ldo) },
+			compare("Q8_0", func(out []float32) { MatMulQ8_0(w8, c.rows, NewQ80Batch(a8, c.b), out, ldo) },
 				func(tok int, out []float32) { MatVecQ8_0(w8, c.rows, a8[tok*c.nb:(tok+1)*c.nb], out) },
 				func(tok, row int) float64 {
 					rb := c.nb * quant.BlockQ8_0Size
@@ -146,7 +146,7 @@ func TestMatMulQ8_0(t *testing.T) {
 					a = append(a, makeQ80(r, c.nb, mode)...)
 				}
 				out := make([]float32, c.b*c.rows)
-				MatMulQ8_0(w, c.rows, a, c.b, out, c.rows)
+				MatMulQ8_0(w, c.rows, NewQ80Batch(a, c.b), out, c.rows)
 				rb := c.nb * lay.bs
 				for tok := 0; tok < c.b; tok++ {
 					at := a[tok*c.nb : (tok+1)*c.nb]

@@ -170,7 +170,8 @@ type mmKernels struct {
 func mmTable(t table, k mmKernels) table {
 	// chunk(blk, c) returns the 8 int8 weights k = 8c..8c+7 of a block.
 	q80 := func(bs int, x8 bool, chunk func(blk []byte, c int) uint64) gemmQ80 {
-		return func(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
+		return func(w []byte, rows int, x *Q80Batch, out []float32, ldo int) {
+			a, b := x.a, x.b
 			nb := len(a) / b
 			buf := packQ80Acts(a, b, nb)
 			defer mmPool.Put(buf)

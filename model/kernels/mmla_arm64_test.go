@@ -73,7 +73,7 @@ func BenchmarkGemmArm64(b *testing.B) {
 		}{
 			{"Q4_K", w4, func() { MatMulQ4K(w4, rows, NewQ8KBatch(ak, toks), out, rows) }},
 			{"Q6_K", w6, func() { MatMulQ6K(w6, rows, NewQ8KBatch(ak, toks), out, rows) }},
-			{"Q8_0", w8, func() { MatMulQ8_0(w8, rows, a8, toks, out, rows) }},
+			{"Q8_0", w8, func() { MatMulQ8_0(w8, rows, NewQ80Batch(a8, toks), out, rows) }},
 			{"BF16", wb, func() { matMulBF16(wb, rows, xb, toks, out, rows) }},
 		} {
 			if c.name == "BF16" && saved.bf16mm == nil {

@@ -309,13 +309,13 @@ func MatVecQ8_0x8(w []byte, rows int, a []quant.BlockQ8_0, out []float32) {
 }
 
 // MatMulQ8_0x8 is MatMulQ8_0 for a matrix in the interleaved Q8_0 layout.
-func MatMulQ8_0x8(w []byte, rows int, a []quant.BlockQ8_0, b int, out []float32, ldo int) {
-	if useGemm(cur.q80x8mm != nil, "MatMulQ8_0x8", len(w), rows, quant.BlockQ8_0Size, len(a), b, len(out), ldo) {
-		checkX8("MatMulQ8_0x8", len(w), rows, len(a)/b*quant.BlockQ8_0Size, rows)
-		cur.q80x8mm(w, rows, a, b, out, ldo)
+func MatMulQ8_0x8(w []byte, rows int, x *Q80Batch, out []float32, ldo int) {
+	if useGemm(cur.q80x8mm != nil, "MatMulQ8_0x8", len(w), rows, quant.BlockQ8_0Size, len(x.a), x.b, len(out), ldo) {
+		checkX8("MatMulQ8_0x8", len(w), rows, len(x.a)/x.b*quant.BlockQ8_0Size, rows)
+		cur.q80x8mm(w, rows, x, out, ldo)
 		return
 	}
-	matMulX8("MatMulQ8_0x8", w, rows, a, b, out, ldo, quant.BlockQ8_0Size, MatVecQ8_0x8, nil)
+	matMulX8("MatMulQ8_0x8", w, rows, x.a, x.b, out, ldo, quant.BlockQ8_0Size, MatVecQ8_0x8, nil)
 }
 
 // MatMulQ4Kx8 is MatMulQ4K for a matrix in the interleaved Q4_K layout.

@@ -230,7 +230,7 @@ func TestMatMulQ8_0x8(t *testing.T) {
 				if c.b == 1 {
 					MatVecQ8_0x8(x, c.rows, a, out[:c.rows+1])
 				} else {
-					MatMulQ8_0x8(x, c.rows, a, c.b, out, ldo)
+					MatMulQ8_0x8(x, c.rows, NewQ80Batch(a, c.b), out, ldo)
 				}
 				rb := c.nb * lay.bs
 				for tok := 0; tok < c.b; tok++ {

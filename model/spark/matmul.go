@@ -57,6 +57,8 @@ type acts struct {
 	// kernels lay out of it is built once per input for every product and
 	// row chunk that reads it.
 	q8kb kernels.Q8KBatch
+	// q80b is q80 as the Q8_0 and Q4_0 matrix products take it (see q8kb).
+	q80b kernels.Q80Batch
 	// bf16b is bf16 as the BF16 matrix products take it (see q8kb).
 	bf16b kernels.BF16Batch
 	have  [nActKinds]bool
@@ -85,6 +87,7 @@ func (a *acts) alloc(k actKind) {
 		a.bf16b.Reset(a.bf16, a.b)
 	case actQ80:
 		a.q80 = grow(a.q80, len(a.x)/32)
+		a.q80b.Reset(a.q80, a.b)
 	case actQ8K:
 		a.q8k = grow(a.q8k, len(a.x)/quant.QK_K)
 		a.q8kb.Reset(a.q8k, a.b)
@@ -204,12 +207,12 @@ func mulRowsTo(w *Weight, a *acts, r0, r1 int, out []float32, ldo int, float boo
 		kernels.MatMulBF16(wd, rows, &a.bf16b, o, ldo)
 	case quant.Q8_0:
 		if w.x8 {
-			kernels.MatMulQ8_0x8(wd, rows, a.q80, B, o, ldo)
+			kernels.MatMulQ8_0x8(wd, rows, &a.q80b, o, ldo)
 			return
 		}
-		kernels.MatMulQ8_0(wd, rows, a.q80, B, o, ldo)
+		kernels.MatMulQ8_0(wd, rows, &a.q80b, o, ldo)
 	case quant.Q4_0:
-		kernels.MatMulQ4_0(wd, rows, a.q80, B, o, ldo)
+		kernels.MatMulQ4_0(wd, rows, &a.q80b, o, ldo)
 	case quant.Q4_K:
 		if w.x8 {
 			kernels.MatMulQ4Kx8(wd, rows, &a.q8kb, o, ldo)
