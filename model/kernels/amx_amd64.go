@@ -23,10 +23,10 @@ import (
 // Layout: a tile of 16 weight rows is unpacked once into the B-tile form
 // (K/4 rows of 64 bytes, row k holding 4 consecutive weights of each of the
 // 16 rows; for BF16 K/2 rows of pairs), then every tile of up to 16 tokens
-// is multiplied with it. A tiles are loaded straight from the activation
-// blocks (16 tokens a token stride apart): activations are never copied
-// or re-quantised, since the engine multiplies one batch by several row
-// chunks and a copy would be paid per chunk. K-quant
+// is multiplied with it. A tiles are loaded from the batch's activations
+// laid out in token tiles (qkTiles, q80Tiles, narrowBF16), once per batch
+// for every product and row chunk that reads it (Q8KBatch, Q80Batch,
+// BF16Batch): never re-quantised, and not copied per chunk. K-quant
 // weights are unpacked as scale*q in two byte planes (see qkAMX and
 // amxunpack_amd64.s), so one super-block needs no per-sub-block work
 // outside the tiles.
@@ -52,7 +52,7 @@ type amxArgs struct {
 	astride int            // bytes from one token's activations to the next
 	w       unsafe.Pointer // the unpacked weight tile
 	ws      unsafe.Pointer // Q8_0: per-block weight scales; BF16 2x2: the second row tile
-	da      unsafe.Pointer // per-block activation scales, [block][16 tokens]
+	da      unsafe.Pointer // per-block activation scales, [block][16 tokens] (q80Tiles)
 	nb      int            // blocks along K
 	out     unsafe.Pointer // out[token 0][row 0] of the tile
 	ldo     int            // output token stride in bytes
