@@ -162,8 +162,9 @@ func q80Tiles(dst []byte, a []quant.BlockQ8_0, b int) []byte {
 	nb := len(a) / b
 	dst = grow(dst, (b+15)/16*nb*(512+64)+64)
 	qs, da := q80Views(dst, b, nb)
-	if b%16 != 0 {
-		clear(dst)
+	if t0 := b &^ 15; t0 < b { // the last tile, at the end of both
+		clear(qs[t0*nb*32:])
+		clear(da[t0*nb:])
 	}
 	for t := 0; t < b; t++ {
 		base := (t/16)*nb*16 + t%16
