@@ -467,6 +467,29 @@ func testSchedulerConcurrent(t *testing.T) {
 		t.Error("a second scheduler for the same engine was allowed")
 	}
 	const n = 6
+	// The first pass waits until every goroutine's prompt is queued, so
+	// that it takes several sequences whatever the goroutines' timing: on
+	// a 2-CPU host the engine's polling workers could hold both CPUs while
+	// one goroutine after another ran alone (1 run in about 60).
+	var first sync.Once
+	s.mu.Lock()
+	s.beforePass = func() {
+		first.Do(func() {
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+				s.mu.Lock()
+				queued := len(s.queue)
+				s.mu.Unlock()
+				if queued >= n {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("after 10 s only %d of %d prompts were queued", queued, n)
+					return
+				}
+			}
+		})
+	}
+	s.mu.Unlock()
 	prompts := make([][]int, n)
 	for i := range prompts {
 		prompts[i] = randomTokens(5+7*i, V, uint64(i))

@@ -37,6 +37,9 @@ type Scheduler struct {
 	expect map[*Seq]struct{} // served by the last pass, not back yet
 	until  time.Time         // how long to wait for them
 	closed bool
+	// beforePass, when set (by tests), runs on the loop's goroutine
+	// before each pass, with s.mu not held.
+	beforePass func()
 
 	works  []Work
 	inPass []*job
@@ -220,6 +223,7 @@ func (s *Scheduler) loop() {
 		if len(s.expect) > 0 {
 			wait = time.Until(s.until)
 		}
+		before := s.beforePass
 		s.mu.Unlock()
 		switch {
 		case !ready:
@@ -237,6 +241,9 @@ func (s *Scheduler) loop() {
 			}
 			timer.Stop()
 			continue
+		}
+		if before != nil {
+			before()
 		}
 		s.pass()
 	}
