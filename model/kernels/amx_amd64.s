@@ -15,20 +15,21 @@
 // memory and the vector unit. The tile unit runs three blocks ahead of the
 // vector work: while the epilogue of block k reads its stored sums, the
 // product of block k+3 is issued and that of block k+1 stored. Tile
-// registers do not rename and tile instructions wait for one another, so
-// with one product in flight (the previous form: a pair of accumulators,
-// each stored right after its product) every block paid the product's
-// latency and the store's in turn; four accumulators (tmm4-tmm7, stored
+// registers do not rename (a load or a store waits for the products using
+// its register), so with one product in flight (the previous form: a pair
+// of accumulators, each stored right after its product) every block paid
+// the product's latency and the store's in turn; four accumulators (tmm4-tmm7, stored
 // at 0, 1024, 2048, 3072 of the scratch) and two A/B register pairs
 // (tmm0/tmm2 for even blocks, tmm1/tmm3 for odd) keep the unit busy.
 // The loop is unrolled four times (the accumulator ring); R11 counts the
 // blocks whose epilogue is still to run, so the blocks near the end issue
 // and store nothing past the last.
 //
-// Registers: SI = activations (the tokens' Q8_0 blocks in place), DX =
-// their token stride, R12 = the block stride, DI = B tiles (both advanced
-// as blocks are issued), BX = 64, CX = scratch, R9 = weight scales, R10 =
-// token scales (both at the block of the epilogue).
+// Registers: SI = activations (the token tile's quants as q80Tiles lays
+// them out), DX = their token stride (32), R12 = their block stride (512),
+// DI = B tiles (SI and DI advanced as blocks are issued), BX = 64, CX =
+// scratch, R9 = weight scales, R10 = token scales (both at the block of
+// the epilogue).
 
 #define LDTILECFG_AX BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // ldtilecfg (%rax)
 #define TILERELEASE BYTE $0xC4; BYTE $0xE2; BYTE $0x78; BYTE $0x49; BYTE $0xC0 // tilerelease

@@ -20,20 +20,21 @@ A('''//go:build !purego
 // memory and the vector unit. The tile unit runs three blocks ahead of the
 // vector work: while the epilogue of block k reads its stored sums, the
 // product of block k+3 is issued and that of block k+1 stored. Tile
-// registers do not rename and tile instructions wait for one another, so
-// with one product in flight (the previous form: a pair of accumulators,
-// each stored right after its product) every block paid the product's
-// latency and the store's in turn; four accumulators (tmm4-tmm7, stored
+// registers do not rename (a load or a store waits for the products using
+// its register), so with one product in flight (the previous form: a pair
+// of accumulators, each stored right after its product) every block paid
+// the product's latency and the store's in turn; four accumulators (tmm4-tmm7, stored
 // at 0, 1024, 2048, 3072 of the scratch) and two A/B register pairs
 // (tmm0/tmm2 for even blocks, tmm1/tmm3 for odd) keep the unit busy.
 // The loop is unrolled four times (the accumulator ring); R11 counts the
 // blocks whose epilogue is still to run, so the blocks near the end issue
 // and store nothing past the last.
 //
-// Registers: SI = activations (the tokens' Q8_0 blocks in place), DX =
-// their token stride, R12 = the block stride, DI = B tiles (both advanced
-// as blocks are issued), BX = 64, CX = scratch, R9 = weight scales, R10 =
-// token scales (both at the block of the epilogue).
+// Registers: SI = activations (the token tile's quants as q80Tiles lays
+// them out), DX = their token stride (32), R12 = their block stride (512),
+// DI = B tiles (SI and DI advanced as blocks are issued), BX = 64, CX =
+// scratch, R9 = weight scales, R10 = token scales (both at the block of
+// the epilogue).
 ''')
 mac('LDTILECFG_AX',[0xC4,0xE2,0x78,0x49,0x00],'ldtilecfg (%rax)')
 mac('TILERELEASE',[0xC4,0xE2,0x78,0x49,0xC0],'tilerelease')
@@ -45,7 +46,7 @@ for c in range(4):
 for ab in range(2):
     mac('LOAD_A%d' % ab,tileloadd(ab,'rsi','rdx',0),'tileloadd (%%rsi,%%rdx,1),%%tmm%d' % ab)
     mac('LOAD_B%d' % ab,tileloadd(2+ab,'rdi','rbx',0),'tileloadd (%%rdi,%%rbx,1),%%tmm%d' % (2+ab))
-AHEAD = 3 # blocks issued ahead of the epilogue (3 or 2 measured alike; 1 was the slow form)
+AHEAD = 3 # blocks issued ahead of the epilogue (3 and 2 measured alike)
 def issue(k):
     # the product of a block k (mod 4) into its accumulator
     A('\tTILEZERO_C%d\n\tLOAD_A%d\n\tLOAD_B%d\n\tTDP_C%d_%d' % (k%4, k%2, k%2, k%4, k%2))
