@@ -457,6 +457,10 @@ type amxQKArgs struct {
 	tiles int            // token tiles (all with the configuration's rows)
 }
 
+// qkAccBytes bounds the K-quant sums a call keeps between super-blocks
+// (acc in qkAMX): a quarter of the smallest L2 of an AMX core (2 MiB).
+const qkAccBytes = 512 << 10
+
 // qkAMX is the AMX gemmQ8K shared by the K-quants in both layouts: unpack
 // reads super-block sb of the 16-row tile at row r0 into dst; mm is the
 // tile kernel; rest computes leftover rows (fewer than 16) with the vector
@@ -478,14 +482,17 @@ func qkAMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int,
 	tiles, full := (b+15)/16, b/16
 	qs, da, bs := qkViews(x.layout(layoutAMXQK, qkTiles), b, nb)
 	wsb := align64(&s.pk, amxSB)
-	// The sums of every row tile of the call wait in acc (row tile, token
-	// tile, 16 tokens x 16 rows) and are written out token by token at the
-	// end, each token's rows one contiguous run: written row tile by row
-	// tile, every token's 64 bytes fell on another line and page.
+	// The sums of a group of row tiles wait in acc (row tile, token tile,
+	// 16 tokens x 16 rows) and are written out token by token when the
+	// group is done, each token's rows of the group one contiguous run:
+	// written row tile by row tile, every token's 64 bytes fell on another
+	// line and page. A group's sums stay within qkAccBytes so that they are
+	// cleared, added to and read back in L2: sums for every row tile of a
+	// large call (2 MiB for 2048 rows of 256 tokens) went to memory and
+	// back, and clearing and writing them out took 15 % of the product.
 	rts := r16 / 16
-	accb := align64(&s.accb, rts*tiles*1024)
-	accAll := unsafe.Slice((*float32)(unsafe.Pointer(&accb[0])), rts*tiles*256)
-	clear(accAll)
+	group := min(rts, max(1, qkAccBytes/(tiles*1024)))
+	accb := align64(&s.accb, group*tiles*1024)
 	p := amxQKArgs{cbuf: s.cbuf(), w: unsafe.Pointer(&wsb[0])}
 	var acc []float32
 	run := func(tile, n, sb, ntok int) {
@@ -497,19 +504,24 @@ func qkAMX(w []byte, rows int, x *Q8KBatch, out []float32, ldo int,
 		p.acc = unsafe.Pointer(&acc[tile*256])
 		mm(&p)
 	}
-	for r0 := 0; r0 < r16; r0 += 16 {
-		acc = accAll[r0/16*tiles*256:]
-		for sb := 0; sb < nb; sb++ {
-			unpack(s, wsb, r0, sb)
-			if full > 0 {
-				run(0, full, sb, 16)
-			}
-			if full < tiles {
-				run(full, 1, sb, b-16*full)
+	for g0 := 0; g0 < rts; g0 += group {
+		n := min(group, rts-g0)
+		accg := unsafe.Slice((*float32)(unsafe.Pointer(&accb[0])), n*tiles*256)
+		clear(accg)
+		for rt := g0; rt < g0+n; rt++ {
+			acc = accg[(rt-g0)*tiles*256:]
+			for sb := 0; sb < nb; sb++ {
+				unpack(s, wsb, 16*rt, sb)
+				if full > 0 {
+					run(0, full, sb, 16)
+				}
+				if full < tiles {
+					run(full, 1, sb, b-16*full)
+				}
 			}
 		}
+		storeTiles16(&out[16*g0], 4*ldo, &accg[0], b, n, tiles*1024)
 	}
-	storeTiles16(&out[0], 4*ldo, &accAll[0], b, rts, tiles*1024)
 	if r16 < rows {
 		rest(w[r16*rb:], rows-r16, a, b, out[r16:], ldo)
 	}

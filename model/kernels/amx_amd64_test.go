@@ -177,6 +177,49 @@ func TestAMXKernelsShareScratch(t *testing.T) {
 	}
 }
 
+// A batch so large that the K-quant products keep their sums for two
+// groups of row tiles (qkAccBytes), with leftover rows: every group must
+// land in its own rows of the output.
+func TestAMXSumGroups(t *testing.T) {
+	if !hasLevel("amx") {
+		amxSkip(t)
+	}
+	const rows, nb, b, ldo = 136, 1, 1040, 139
+	if tiles := (b + 15) / 16; qkAccBytes/(tiles*1024) >= rows/16 {
+		t.Fatalf("%d tokens fit one group of %d row tiles", b, rows/16)
+	}
+	r := rand.New(rand.NewPCG(45, 46))
+	var ak []quant.BlockQ8K
+	for range b {
+		ak = append(ak, makeQ8K(r, nb, modeExactD)...)
+	}
+	for _, k := range []struct {
+		typ quant.Type
+		x8  bool
+		mm  func([]byte, int, *Q8KBatch, []float32, int)
+		ref func([]byte, []quant.BlockQ8K) float32
+	}{
+		{quant.Q4_K, true, q4kx8AMX, quant.DotQ4K},
+		{quant.Q6_K, false, q6kAMX, quant.DotQ6K},
+	} {
+		w := makeWeights(r, layouts[k.typ], nb, rows, modeExactD)
+		wk := w
+		if k.x8 {
+			wk = repacked(t, k.typ, w, rows, nb*256)
+		}
+		out := make([]float32, b*ldo)
+		k.mm(wk, rows, NewQ8KBatch(ak, b), out, ldo)
+		rb := len(w) / rows
+		for tok := 0; tok < b; tok++ {
+			for row := 0; row < rows; row++ {
+				if want := k.ref(w[row*rb:(row+1)*rb], ak[tok*nb:(tok+1)*nb]); out[tok*ldo+row] != want {
+					t.Fatalf("%v x8=%v token %d row %d = %v, want %v", k.typ, k.x8, tok, row, out[tok*ldo+row], want)
+				}
+			}
+		}
+	}
+}
+
 // TestAMXEncodings disassembles every instruction the AMX kernels write as
 // bytes (a #define of BYTEs with its AT&T mnemonic in a comment) with
 // objdump and compares it with the comment, so a wrong byte cannot hide
