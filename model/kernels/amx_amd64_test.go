@@ -443,3 +443,37 @@ func BenchmarkAMXPeak(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAMXMix runs the loops of asmgen/gen_amxmix.py, one thread, on
+// zeroed and on random data, in ns per round: which of the tile unit's
+// and the vector unit's work overlap on this core (a case that costs the
+// sum of its parts' rounds does not overlap), and how the K-quant kernels'
+// own pattern compares with the peak's. docs/PERFORMANCE.md reads it.
+func BenchmarkAMXMix(b *testing.B) {
+	if !hasLevel("amx") {
+		b.Skip("no amx level")
+	}
+	cfg := tileCfg{palette: 1}
+	for i := range 8 {
+		cfg.rows[i], cfg.colsb[i] = 16, 64
+	}
+	var mem []byte
+	buf := align64(&mem, 24<<10)
+	const n = 1 << 12
+	for _, data := range []string{"zero", "random"} {
+		if data == "random" {
+			r := rand.New(rand.NewPCG(47, 48))
+			for i := range buf {
+				buf[i] = byte(r.Uint32())
+			}
+		}
+		for _, m := range amxMixes {
+			b.Run(data+"/"+m.name, func(b *testing.B) {
+				for b.Loop() {
+					m.run(n, &buf[0], &cfg)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/round")
+			})
+		}
+	}
+}

@@ -29,6 +29,7 @@ package kernels
 //go:generate python3 asmgen/gen_amxtrans.py
 //go:generate python3 asmgen/gen_amxunpack.py
 //go:generate python3 asmgen/gen_amxattn.py
+//go:generate python3 asmgen/gen_amxmix.py
 
 // amd64: the exact GELU, AVX2 and AVX-512 from one kernel text.
 //go:generate python3 asmgen/gen_gelu.py
