@@ -15,8 +15,10 @@ from enc import tileloadd, tilestored, tilezero, tdp
 #   Z  the 4 accumulators stored and zeroed, as after a pair's steps
 #   F  64 VFMADD231PS, 16 independent chains
 #   A  64 VPADDD
-#   R  the vector work of 8 tokens of amxQK4 (its Q4_K epilogue), reading
-#      the sums Z stored
+#   R  the vector work of 8 tokens of amxQK4 (its Q4_K epilogue as
+#      gen_amxk.py's post wrote it when this benchmark was made: a fixed
+#      instruction mix, not kept in step with the kernel), reading the sums
+#      Z stored
 # Tile loads read SI (the benchmark's buffer: zeros or random bytes); Z
 # stores and R reads DI = SI+8192; R's token scales and sums are at R8 =
 # SI+16384 and its accumulators at R9 = SI+20480.
